@@ -1,0 +1,103 @@
+// Command cnperf builds container networks for real in the Linux kernel,
+// runs the classic studies' workloads across them and reports the comparison.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	_ "github.com/cnperf/cnperf/internal/netmode/all"
+	_ "github.com/cnperf/cnperf/internal/workload/all"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+type command struct {
+	name, summary string
+	run           func(args []string) error
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"run", "build networks in a local lab, run workloads, print the comparison and write JSON", cmdRun},
+		{"networks", "list the networks and whether this machine can build them", cmdNetworks},
+		{"workloads", "list the workloads", cmdWorkloads},
+		{"report", "print the comparison table of a results JSON file", cmdReport},
+		{"clean", "remove what killed runs left behind (namespaces, processes, state)", cmdClean},
+		{"agent", "(internal) the in-pod agent the coordinator drives", cmdAgent},
+		{"version", "print the version", func([]string) error { fmt.Println("cnperf", version); return nil }},
+	}
+}
+
+func usage() {
+	fmt.Fprintf(os.Stderr, "cnperf %s: which container network is fastest for my load, and what does it cost?\n\nusage: cnperf COMMAND [flags]\n\ncommands:\n", version)
+	for _, c := range commands {
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(os.Stderr, "\n`cnperf COMMAND -h` shows a command's flags.\n")
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	name := os.Args[1]
+	if name == "-h" || name == "--help" || name == "help" {
+		usage()
+		return
+	}
+	for _, c := range commands {
+		if c.name == name {
+			if err := c.run(os.Args[2:]); err != nil {
+				if errors.Is(err, flag.ErrHelp) {
+					return
+				}
+				fmt.Fprintln(os.Stderr, "cnperf "+name+": "+err.Error())
+				var ec exitCode
+				if errors.As(err, &ec) {
+					os.Exit(int(ec))
+				}
+				os.Exit(1)
+			}
+			return
+		}
+	}
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(os.Stderr, "cnperf: unknown command %q; use one of %s\n", name, strings.Join(names, ", "))
+	os.Exit(2)
+}
+
+// exitCode lets a command choose its exit status.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+// newFlags makes a flag set whose errors come back to the caller as one line.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("cnperf "+name, flag.ContinueOnError)
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(os.Stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%v; see `%s -h`", err, fs.Name())
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q; flags start with --, see `%s -h`", fs.Arg(0), fs.Name())
+	}
+	return nil
+}

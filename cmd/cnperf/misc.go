@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/cnperf/cnperf/internal/agent"
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+func cmdNetworks(args []string) error {
+	fs := newFlags("networks")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "network\tplacements\there\tdescription")
+	for _, n := range netmode.Names() {
+		m, _ := netmode.Get(n)
+		var ps []string
+		for _, p := range m.Placements() {
+			ps = append(ps, string(p))
+		}
+		status := "yes"
+		if err := netmode.Check(m); err != nil {
+			status = "no: " + err.Error()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, strings.Join(ps, ","), status, m.Summary())
+	}
+	return tw.Flush()
+}
+
+func cmdWorkloads(args []string) error {
+	fs := newFlags("workloads")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "workload\tproto\tdefault size\tdescription")
+	for _, n := range workload.Names() {
+		w, _ := workload.Get(n)
+		var p workload.Params
+		w.Defaults(&p)
+		fmt.Fprintf(tw, "%s\t%s\t%d B\t%s\n", n, w.Proto(), p.MessageSize, w.Summary())
+	}
+	return tw.Flush()
+}
+
+func cmdReport(args []string) error {
+	fs := newFlags("report")
+	if len(args) == 0 {
+		return fmt.Errorf("name a results file: cnperf report cnperf-results/run-....json")
+	}
+	path := args[0]
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	run, err := result.Read(path)
+	if err != nil {
+		return err
+	}
+	report.Table(os.Stdout, run)
+	return nil
+}
+
+func cmdClean(args []string) error {
+	fs := newFlags("clean")
+	force := fs.Bool("force", false, "also remove the labs of runs that are still going")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("needs root to delete network namespaces; run it as root")
+	}
+	removed, err := lab.Clean(*force)
+	for _, r := range removed {
+		fmt.Printf("removed run %s: %d namespaces\n", r.ID, len(r.Namespaces))
+	}
+	left, _ := lab.FindLeftovers()
+	for _, l := range left {
+		if l.Live {
+			fmt.Printf("kept run %s: still running (use --force to remove it)\n", l.ID)
+		}
+	}
+	if len(removed) == 0 && err == nil {
+		fmt.Println("nothing to clean")
+	}
+	return err
+}
+
+func cmdAgent(args []string) error {
+	fs := newFlags("agent")
+	listen := fs.String("listen", "", "control address: unix:/path.sock or tcp:host:port")
+	parent := fs.Int("parent", 0, "exit when this process is gone")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *listen == "" {
+		return fmt.Errorf("--listen is required (unix:/path.sock or tcp:host:port)")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return agent.Serve(ctx, *listen, *parent)
+}

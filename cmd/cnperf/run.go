@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+// defaultCases is the main job: the paper's single- and multi-host rows.
+var defaultCases = []runner.Case{
+	{Network: "baseline", Placement: netmode.SameHost},
+	{Network: "bridge", Placement: netmode.SameHost},
+	{Network: "baseline", Placement: netmode.CrossHost},
+	{Network: "host", Placement: netmode.CrossHost},
+	{Network: "nat", Placement: netmode.CrossHost},
+	{Network: "vxlan", Placement: netmode.CrossHost},
+	{Network: "host-gw", Placement: netmode.CrossHost},
+}
+
+var defaultWorkloads = []string{"tcp_rr", "tcp_stream"}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// buildCases turns --networks and --placement into cases; baseline rows are
+// added for every placement so that each figure has its ratio.
+func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, error) {
+	if len(networks) == 0 && len(placements) == 0 {
+		return defaultCases, nil
+	}
+	if len(networks) == 0 {
+		networks = []string{"baseline", "host", "bridge", "nat", "vxlan", "host-gw"}
+	}
+	var pls []netmode.Placement
+	for _, s := range placements {
+		p, err := netmode.ParsePlacement(s)
+		if err != nil {
+			return nil, err
+		}
+		pls = append(pls, p)
+	}
+	var cases []runner.Case
+	seen := map[runner.Case]bool{}
+	add := func(c runner.Case) {
+		if !seen[c] {
+			seen[c] = true
+			cases = append(cases, c)
+		}
+	}
+	explicit := len(pls) > 0
+	for _, n := range networks {
+		m, err := netmode.Get(n)
+		if err != nil {
+			return nil, err
+		}
+		want := pls
+		if !explicit {
+			want = m.Placements()[:1]
+		}
+		for _, p := range want {
+			if ok, why := netmode.Allows(m, p); !ok {
+				if explicit && len(networks) > 1 && len(pls) > 1 {
+					continue // several placements asked: run the ones it can
+				}
+				return nil, fmt.Errorf("%s cannot run %s: %s", n, p, why)
+			}
+			add(runner.Case{Network: n, Placement: p})
+		}
+	}
+	if !noBaseline {
+		var withBase []runner.Case
+		bseen := map[netmode.Placement]bool{}
+		for _, c := range cases {
+			if c.Network == "baseline" {
+				bseen[c.Placement] = true
+			}
+		}
+		for _, c := range cases {
+			if !bseen[c.Placement] && c.Placement != netmode.SamePod {
+				bseen[c.Placement] = true
+				withBase = append(withBase, runner.Case{Network: "baseline", Placement: c.Placement})
+			}
+			withBase = append(withBase, c)
+		}
+		cases = withBase
+	}
+	return cases, nil
+}
+
+func cmdRun(args []string) error {
+	fs := newFlags("run")
+	networks := fs.String("networks", "", "comma-separated networks (default: the main comparison; see `cnperf networks`)")
+	workloads := fs.String("workloads", strings.Join(defaultWorkloads, ","), "comma-separated workloads (see `cnperf workloads`)")
+	placement := fs.String("placement", "", "same-pod, same-host or cross-host, comma-separated (default: each network's natural one)")
+	duration := fs.Duration("duration", 5*time.Second, "how long each measurement runs")
+	msgSize := fs.Int("message-size", 0, "message size in bytes (default: 16 for rr, 256 for tcp_stream, 1024 for udp_stream)")
+	direction := fs.String("direction", "", "stream direction: up (client sends) or down (server sends)")
+	mtu := fs.Int("mtu", 1500, "underlay MTU")
+	repeat := fs.Int("repeat", 1, "repetitions of each measurement")
+	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json)")
+	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cases, err := buildCases(splitList(*networks), splitList(*placement), *noBaseline)
+	if err != nil {
+		return err
+	}
+	plan := runner.Plan{
+		Cases:     cases,
+		Workloads: splitList(*workloads),
+		Params:    workload.Params{Duration: *duration, MessageSize: *msgSize, Direction: *direction},
+		Lab:       lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24")},
+		Repeat:    *repeat,
+	}
+	if !*quiet {
+		plan.Log = os.Stderr
+	}
+	if err := plan.Validate(); err != nil {
+		return err
+	}
+	if err := preflight(); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	plan.Agent = []string{self, "agent"}
+	path := *out
+	if path == "" {
+		path = filepath.Join("cnperf-results", "run-"+time.Now().Format("20060102-150405")+".json")
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("results folder: %w", err)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	run := &result.Run{
+		Schema: result.Schema, Version: version, StartedAt: time.Now().UTC(),
+		Command: os.Args, Environment: result.CaptureHost(),
+	}
+	run.Environment.Backend = "lab"
+	run.Environment.Tools = toolVersions()
+	execErr := runner.Execute(ctx, plan, run)
+	run.FinishedAt = time.Now().UTC()
+	if len(run.Results) > 0 || execErr == nil {
+		if err := run.Write(path); err != nil {
+			return err
+		}
+		fmt.Println()
+		report.Table(os.Stdout, run)
+		fmt.Printf("\nresults: %s\n", path)
+	}
+	if errors.Is(execErr, context.Canceled) {
+		return fmt.Errorf("interrupted; the lab was torn down%s", partial(len(run.Results), path))
+	}
+	return execErr
+}
+
+func partial(n int, path string) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d results so far are in %s", n, path)
+}
+
+// preflight checks what every run needs, before anything is built.
+func preflight() error {
+	if os.Geteuid() != 0 {
+		return errors.New("needs root to create network namespaces; run it as root (sudo cnperf run ...)")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return errors.New("needs the ip command; install it (apt-get install iproute2)")
+	}
+	if _, err := os.Stat("/proc/self/ns/net"); err != nil {
+		return errors.New("this kernel has no network namespaces (CONFIG_NET_NS); cnperf's lab needs them")
+	}
+	return nil
+}
+
+func toolVersions() map[string]string {
+	m := map[string]string{}
+	if out, err := exec.Command("ip", "-V").Output(); err == nil {
+		m["iproute2"] = strings.TrimSpace(string(out))
+	}
+	if out, err := exec.Command("iptables", "-V").Output(); err == nil {
+		m["iptables"] = strings.TrimSpace(string(out))
+	}
+	return m
+}

@@ -1,0 +1,289 @@
+// Package agent is the small program cnperf starts inside every pod: the same
+// binary in `agent` mode, driven by the coordinator over a control channel
+// that does not share the measured path (a Unix socket in the lab; a TCP
+// port on a pod in Kubernetes). The protocol is newline-delimited JSON, one
+// job per connection: a request, then events until "done".
+package agent
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+// Request is one job for an agent.
+type Request struct {
+	Op       string          `json:"op"` // "ping", "serve", "run"
+	Workload string          `json:"workload,omitempty"`
+	Params   workload.Params `json:"params"`
+	Addr     string          `json:"addr,omitempty"` // run: what to dial
+}
+
+// Event is an agent's answer.
+type Event struct {
+	Event  string          `json:"event"` // "pong", "ready", "done", "error"
+	Report workload.Report `json:"report"`
+	Error  string          `json:"error,omitempty"`
+	PID    int             `json:"pid,omitempty"`
+}
+
+// ParseAddr splits "unix:/path" or "tcp:host:port" into a network and address.
+func ParseAddr(s string) (network, addr string, err error) {
+	n, a, ok := strings.Cut(s, ":")
+	if !ok || (n != "unix" && n != "tcp") || a == "" {
+		return "", "", fmt.Errorf("control address %q; use unix:/path/to.sock or tcp:host:port", s)
+	}
+	return n, a, nil
+}
+
+// Serve runs the agent on listen until ctx ends or the parent process
+// (parentPID, if non-zero) goes away, so an agent never outlives its
+// coordinator.
+func Serve(ctx context.Context, listen string, parentPID int) error {
+	network, addr, err := ParseAddr(listen)
+	if err != nil {
+		return err
+	}
+	if network == "unix" {
+		_ = os.Remove(addr)
+	}
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if parentPID > 0 {
+		go func() {
+			t := time.NewTicker(500 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					if syscall.Kill(parentPID, 0) != nil {
+						cancel()
+						return
+					}
+				}
+			}
+		}()
+	}
+	go func() { <-ctx.Done(); ln.Close() }()
+	var wg sync.WaitGroup
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			handle(ctx, c)
+		}()
+	}
+	wg.Wait()
+	if network == "unix" {
+		_ = os.Remove(addr)
+	}
+	return nil
+}
+
+func handle(ctx context.Context, c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReader(c)
+	enc := json.NewEncoder(c)
+	var req Request
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return
+	}
+	if err := json.Unmarshal(line, &req); err != nil {
+		_ = enc.Encode(Event{Event: "error", Error: "bad request: " + err.Error()})
+		return
+	}
+	if req.Op == "ping" {
+		_ = enc.Encode(Event{Event: "pong", PID: os.Getpid()})
+		return
+	}
+	w, err := workload.Get(req.Workload)
+	if err != nil {
+		_ = enc.Encode(Event{Event: "error", Error: err.Error()})
+		return
+	}
+	// Anything more from the coordinator, or its hanging up, ends the job.
+	jctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		_, _ = r.ReadByte()
+		cancel()
+	}()
+	cpu0 := cpuSeconds()
+	var rep workload.Report
+	switch req.Op {
+	case "serve":
+		var once sync.Once
+		rep, err = w.Serve(jctx, req.Params, func() {
+			once.Do(func() { _ = enc.Encode(Event{Event: "ready"}) })
+		})
+	case "run":
+		var ap netip.AddrPort
+		ap, err = netip.ParseAddrPort(req.Addr)
+		if err == nil {
+			rep, err = w.Run(jctx, req.Params, ap)
+		}
+	default:
+		err = fmt.Errorf("unknown op %q", req.Op)
+	}
+	rep.CPUSeconds = cpuSeconds() - cpu0
+	if err != nil {
+		_ = enc.Encode(Event{Event: "error", Error: err.Error(), Report: rep})
+		return
+	}
+	_ = enc.Encode(Event{Event: "done", Report: rep})
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// Client drives one agent.
+type Client struct {
+	Network, Addr string
+}
+
+// NewClient parses a control address.
+func NewClient(control string) (*Client, error) {
+	n, a, err := ParseAddr(control)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{Network: n, Addr: a}, nil
+}
+
+func (c *Client) dial(ctx context.Context) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, c.Network, c.Addr)
+}
+
+// Wait pings the agent until it answers or ctx ends.
+func (c *Client) Wait(ctx context.Context) (int, error) {
+	var last error
+	for {
+		ev, err := c.once(ctx, Request{Op: "ping"})
+		if err == nil && ev.Event == "pong" {
+			return ev.PID, nil
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("agent at %s did not answer: %v", c.Addr, last)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Client) once(ctx context.Context, req Request) (Event, error) {
+	conn, err := c.dial(ctx)
+	if err != nil {
+		return Event{}, err
+	}
+	defer conn.Close()
+	if err := json.NewEncoder(conn).Encode(req); err != nil {
+		return Event{}, err
+	}
+	var ev Event
+	err = json.NewDecoder(conn).Decode(&ev)
+	return ev, err
+}
+
+// Server is a serve job in progress.
+type Server struct {
+	conn net.Conn
+	dec  *json.Decoder
+}
+
+// Serve starts the server half of a workload and returns once it listens.
+func (c *Client) Serve(ctx context.Context, wl string, p workload.Params) (*Server, error) {
+	conn, err := c.dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reaching agent: %w", err)
+	}
+	if err := json.NewEncoder(conn).Encode(Request{Op: "serve", Workload: wl, Params: p}); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	dec := json.NewDecoder(conn)
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	var ev Event
+	if err := dec.Decode(&ev); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("server did not start: %w", err)
+	}
+	if ev.Event != "ready" {
+		conn.Close()
+		return nil, fmt.Errorf("server did not start: %s", ev.Error)
+	}
+	return &Server{conn: conn, dec: dec}, nil
+}
+
+// Stop ends the serve job and returns the server's report.
+func (s *Server) Stop() (workload.Report, error) {
+	defer s.conn.Close()
+	_, _ = s.conn.Write([]byte("\n"))
+	_ = s.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var ev Event
+	if err := s.dec.Decode(&ev); err != nil {
+		return workload.Report{}, fmt.Errorf("server report: %w", err)
+	}
+	if ev.Event != "done" {
+		return ev.Report, errors.New(ev.Error)
+	}
+	return ev.Report, nil
+}
+
+// Run runs the client half of a workload against addr.
+func (c *Client) Run(ctx context.Context, wl string, p workload.Params, addr netip.AddrPort) (workload.Report, error) {
+	conn, err := c.dial(ctx)
+	if err != nil {
+		return workload.Report{}, fmt.Errorf("reaching agent: %w", err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if err := json.NewEncoder(conn).Encode(Request{Op: "run", Workload: wl, Params: p, Addr: addr.String()}); err != nil {
+		return workload.Report{}, err
+	}
+	var ev Event
+	if err := json.NewDecoder(conn).Decode(&ev); err != nil {
+		if ctx.Err() != nil {
+			return workload.Report{}, ctx.Err()
+		}
+		if errors.Is(err, io.EOF) {
+			return workload.Report{}, errors.New("agent hung up mid-run")
+		}
+		return workload.Report{}, err
+	}
+	if ev.Event != "done" {
+		return ev.Report, errors.New(ev.Error)
+	}
+	return ev.Report, nil
+}

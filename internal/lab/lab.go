@@ -1,0 +1,351 @@
+// Package lab builds cnperf's local multi-host lab: emulated hosts are network
+// namespaces joined by an underlay switch (a bridge in its own namespace), and
+// pods are namespaces placed on hosts. Every name carries a per-run prefix so
+// that two runs never collide and `cnperf clean` can find what a killed run
+// left. Nothing in the host's own network namespace is ever touched: every
+// command is `ip -n NS ...` or `ip netns exec NS ...` on a namespace the lab
+// created.
+package lab
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Prefix starts the name of every namespace, and state folder, cnperf makes.
+const Prefix = "cnperf-"
+
+// StateRoot holds one folder per run: sockets, logs, the owner's pid.
+var StateRoot = "/run/cnperf"
+
+// Config shapes a lab. Zero values take the defaults.
+type Config struct {
+	Hosts       int          // emulated hosts (default 2)
+	MTU         int          // underlay MTU (default 1500)
+	Underlay    netip.Prefix // underlay subnet (default 10.100.0.0/24)
+	PodNet      netip.Prefix // cluster pod network; host N gets the Nth /24 (default 10.244.0.0/16)
+	Name        string       // network mode being built, part of the names for readability
+	Exec        Executor     // default OSExec
+	ID          string       // run id (default random)
+	SwitchName  string       // default "sw"
+	NoStateDirs bool         // tests: do not create folders
+}
+
+func (c *Config) setDefaults() {
+	if c.Hosts == 0 {
+		c.Hosts = 2
+	}
+	if c.MTU == 0 {
+		c.MTU = 1500
+	}
+	if !c.Underlay.IsValid() {
+		c.Underlay = netip.MustParsePrefix("10.100.0.0/24")
+	}
+	if !c.PodNet.IsValid() {
+		c.PodNet = netip.MustParsePrefix("10.244.0.0/16")
+	}
+	if c.Exec == nil {
+		c.Exec = OSExec{}
+	}
+	if c.ID == "" {
+		c.ID = NewID()
+	}
+	if c.SwitchName == "" {
+		c.SwitchName = "sw"
+	}
+}
+
+// Validate reports a configuration that cannot work, naming the fix.
+func (c *Config) Validate() error {
+	c.setDefaults()
+	switch {
+	case c.Hosts < 1 || c.Hosts > 200:
+		return fmt.Errorf("lab: %d hosts; use 1 to 200", c.Hosts)
+	case c.MTU < 576 || c.MTU > 65535:
+		return fmt.Errorf("lab: MTU %d out of range; use 576 to 65535 (1500 is Ethernet's)", c.MTU)
+	case !c.Underlay.Addr().Is4() || c.Underlay.Bits() > 24:
+		return fmt.Errorf("lab: underlay %s; use an IPv4 prefix of /24 or shorter", c.Underlay)
+	case !c.PodNet.Addr().Is4() || c.PodNet.Bits() > 16:
+		return fmt.Errorf("lab: pod network %s; use an IPv4 prefix of /16 or shorter", c.PodNet)
+	case c.Underlay.Overlaps(c.PodNet):
+		return fmt.Errorf("lab: underlay %s overlaps pod network %s; pick disjoint ranges", c.Underlay, c.PodNet)
+	}
+	return nil
+}
+
+// NewID returns a short random run id.
+func NewID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Host is an emulated machine.
+type Host struct {
+	Index    int          // 1-based
+	Name     string       // "h1"
+	NetNS    string       // "cnperf-<id>-h1"
+	Dev      string       // underlay device inside NetNS
+	IP       netip.Addr   // underlay address
+	Underlay netip.Prefix // the subnet IP is on
+	Gateway  netip.Addr   // next hop off the subnet, when the underlay is routed
+	PodCIDR  netip.Prefix // this host's pod subnet
+	nextPod  int
+	mu       sync.Mutex
+}
+
+// PodGateway is the first address of the host's pod subnet (the bridge's).
+func (h *Host) PodGateway() netip.Addr { return h.PodCIDR.Addr().Next() }
+
+// NextPodIP hands out the next free pod address on this host (.2, .3, ...).
+func (h *Host) NextPodIP() (netip.Addr, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a := h.PodGateway()
+	for i := 0; i <= h.nextPod; i++ {
+		a = a.Next()
+	}
+	if !h.PodCIDR.Contains(a) || a == lastAddr(h.PodCIDR) {
+		return netip.Addr{}, fmt.Errorf("ipam: pod subnet %s of %s is full", h.PodCIDR, h.Name)
+	}
+	h.nextPod++
+	return a, nil
+}
+
+func lastAddr(p netip.Prefix) netip.Addr {
+	b := p.Masked().Addr().As4()
+	host := 32 - p.Bits()
+	v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	v |= (1 << host) - 1
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+}
+
+// Pod is a network namespace placed on a host (or the host's own, in host mode).
+type Pod struct {
+	Name  string
+	NetNS string
+	Host  *Host
+	IP    netip.Addr // the address peers reach it at ("" for loopback-only)
+	Dev   string     // its interface ("eth0"), empty when it has none
+	Owned bool       // the lab created NetNS for this pod (false when sharing)
+}
+
+// Lab is one run's set of namespaces and processes.
+type Lab struct {
+	Cfg    Config
+	ID     string
+	Dir    string // state folder
+	Switch string // underlay switch namespace
+	Hosts  []*Host
+
+	mu         sync.Mutex
+	namespaces []string
+	procs      []*Proc
+	log        []string
+	pods       map[string]*Pod
+}
+
+// New plans a lab; Create builds it.
+func New(cfg Config) (*Lab, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	l := &Lab{Cfg: cfg, ID: cfg.ID, pods: map[string]*Pod{}}
+	l.Dir = filepath.Join(StateRoot, cfg.ID)
+	l.Switch = l.NSName(cfg.SwitchName)
+	for i := 1; i <= cfg.Hosts; i++ {
+		ip, err := nthAddr(cfg.Underlay, i)
+		if err != nil {
+			return nil, err
+		}
+		pod, err := nthSubnet(cfg.PodNet, 24, i)
+		if err != nil {
+			return nil, err
+		}
+		l.Hosts = append(l.Hosts, &Host{
+			Index: i, Name: fmt.Sprintf("h%d", i), NetNS: l.NSName(fmt.Sprintf("h%d", i)),
+			Dev: "eth0", IP: ip, Underlay: cfg.Underlay, PodCIDR: pod,
+		})
+	}
+	return l, nil
+}
+
+// NSName is the namespace name for a lab object.
+func (l *Lab) NSName(obj string) string { return Prefix + l.ID + "-" + obj }
+
+func nthAddr(p netip.Prefix, n int) (netip.Addr, error) {
+	a := p.Masked().Addr()
+	for i := 0; i < n; i++ {
+		a = a.Next()
+	}
+	if !p.Contains(a) || a == lastAddr(p) {
+		return netip.Addr{}, fmt.Errorf("lab: %s has no room for host %d", p, n)
+	}
+	return a, nil
+}
+
+func nthSubnet(p netip.Prefix, bits, n int) (netip.Prefix, error) {
+	b := p.Masked().Addr().As4()
+	v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	if n >= 1<<(bits-p.Bits()) {
+		return netip.Prefix{}, fmt.Errorf("lab: %s has no /%d for host %d", p, bits, n)
+	}
+	v += uint32(n) << (32 - bits)
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), bits), nil
+}
+
+// Run executes a command and logs it. Every mutation of the lab goes through here.
+func (l *Lab) Run(ctx context.Context, argv ...string) ([]byte, error) {
+	l.mu.Lock()
+	l.log = append(l.log, strings.Join(argv, " "))
+	l.mu.Unlock()
+	return l.Cfg.Exec.Run(ctx, argv)
+}
+
+// IP runs `ip -n ns args...`.
+func (l *Lab) IP(ctx context.Context, ns string, args ...string) error {
+	_, err := l.Run(ctx, append([]string{"ip", "-n", ns}, args...)...)
+	return err
+}
+
+// In runs a command inside namespace ns (`ip netns exec ns argv...`).
+func (l *Lab) In(ctx context.Context, ns string, argv ...string) ([]byte, error) {
+	return l.Run(ctx, append([]string{"ip", "netns", "exec", ns}, argv...)...)
+}
+
+// Sysctl sets a per-namespace sysctl inside ns.
+func (l *Lab) Sysctl(ctx context.Context, ns, key, val string) error {
+	_, err := l.In(ctx, ns, "sysctl", "-q", "-w", key+"="+val)
+	return err
+}
+
+// Commands returns every command run so far, in order.
+func (l *Lab) Commands() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.log...)
+}
+
+// AddNS creates a namespace named for obj, with loopback up, and registers it
+// for teardown before anything else can fail.
+func (l *Lab) AddNS(ctx context.Context, obj string) (string, error) {
+	ns := l.NSName(obj)
+	if _, err := l.Run(ctx, "ip", "netns", "add", ns); err != nil {
+		return "", fmt.Errorf("creating namespace %s: %w", ns, err)
+	}
+	l.mu.Lock()
+	l.namespaces = append(l.namespaces, ns)
+	l.mu.Unlock()
+	if err := l.IP(ctx, ns, "link", "set", "lo", "up"); err != nil {
+		return "", err
+	}
+	return ns, nil
+}
+
+// Create builds the switch and the hosts: each host namespace gets eth0 on
+// the underlay bridge, its address, the MTU and forwarding on.
+func (l *Lab) Create(ctx context.Context) (err error) {
+	if !l.Cfg.NoStateDirs {
+		if err := os.MkdirAll(l.Dir, 0o755); err != nil {
+			return fmt.Errorf("creating state folder: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(l.Dir, "owner"), []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+			return err
+		}
+	}
+	mtu := fmt.Sprint(l.Cfg.MTU)
+	if _, err := l.AddNS(ctx, l.Cfg.SwitchName); err != nil {
+		return err
+	}
+	if err := l.IP(ctx, l.Switch, "link", "add", "br0", "mtu", mtu, "type", "bridge"); err != nil {
+		return err
+	}
+	if err := l.IP(ctx, l.Switch, "link", "set", "br0", "up"); err != nil {
+		return err
+	}
+	for _, h := range l.Hosts {
+		if _, err := l.AddNS(ctx, h.Name); err != nil {
+			return err
+		}
+		if err := l.IP(ctx, l.Switch, "link", "add", h.Name, "mtu", mtu, "type", "veth", "peer", "name", h.Dev, "mtu", mtu, "netns", h.NetNS); err != nil {
+			return err
+		}
+		if err := l.IP(ctx, l.Switch, "link", "set", h.Name, "master", "br0", "up"); err != nil {
+			return err
+		}
+		if err := l.IP(ctx, h.NetNS, "addr", "add", netip.PrefixFrom(h.IP, h.Underlay.Bits()).String(), "dev", h.Dev); err != nil {
+			return err
+		}
+		if err := l.IP(ctx, h.NetNS, "link", "set", h.Dev, "up"); err != nil {
+			return err
+		}
+		if err := l.Sysctl(ctx, h.NetNS, "net.ipv4.ip_forward", "1"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HostPod returns a pod that shares h's own namespace (host networking).
+func (l *Lab) HostPod(h *Host, name string) *Pod {
+	return &Pod{Name: name, NetNS: h.NetNS, Host: h, IP: h.IP, Dev: h.Dev}
+}
+
+// NewPodNS creates a pod namespace on host h; the mode wires it.
+func (l *Lab) NewPodNS(ctx context.Context, h *Host, name string) (*Pod, error) {
+	ns, err := l.AddNS(ctx, h.Name+"-"+name)
+	if err != nil {
+		return nil, err
+	}
+	return &Pod{Name: name, NetNS: ns, Host: h, Owned: true}, nil
+}
+
+// Teardown kills the lab's processes and deletes its namespaces (which takes
+// every link, route, rule and BPF program inside with them) and its state
+// folder. It copes with a half-built lab and is harmless to call twice.
+func (l *Lab) Teardown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l.mu.Lock()
+	procs, nss := l.procs, l.namespaces
+	l.procs, l.namespaces = nil, nil
+	l.mu.Unlock()
+	var errs []error
+	for _, p := range procs {
+		p.Stop()
+	}
+	for i := len(nss) - 1; i >= 0; i-- {
+		if err := removeNS(ctx, l.Cfg.Exec, nss[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !l.Cfg.NoStateDirs {
+		if err := os.RemoveAll(l.Dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeNS kills whatever still runs inside ns, then deletes it.
+func removeNS(ctx context.Context, ex Executor, ns string) error {
+	if _, ok := ex.(*Recorder); !ok {
+		killNSProcs(ns)
+	}
+	if _, err := ex.Run(ctx, []string{"ip", "netns", "del", ns}); err != nil {
+		if _, statErr := os.Stat("/run/netns/" + ns); statErr != nil && os.IsNotExist(statErr) {
+			return nil
+		}
+		return fmt.Errorf("removing namespace %s: %w", ns, err)
+	}
+	return nil
+}

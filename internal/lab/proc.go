@@ -1,0 +1,208 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Proc is a long-running process the lab started inside one of its namespaces.
+type Proc struct {
+	Name string
+	Cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+	once sync.Once
+}
+
+// Start runs argv inside namespace ns in the background, its output going to
+// <state>/<name>.log. The process dies with cnperf (parent-death signal) and
+// is stopped at Teardown.
+func (l *Lab) Start(ns, name string, argv ...string) (*Proc, error) {
+	full := append([]string{"ip", "netns", "exec", ns}, argv...)
+	l.mu.Lock()
+	l.log = append(l.log, strings.Join(full, " ")+" &")
+	l.mu.Unlock()
+	cmd := exec.Command(full[0], full[1:]...)
+	logf, err := os.Create(filepath.Join(l.Dir, name+".log"))
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &Proc{Name: name, Cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logf.Close()
+		close(p.done)
+	}()
+	l.mu.Lock()
+	l.procs = append(l.procs, p)
+	l.mu.Unlock()
+	return p, nil
+}
+
+// Done is closed when the process has exited.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Stop asks the process to end (SIGTERM), then kills it after a grace period.
+func (p *Proc) Stop() {
+	p.once.Do(func() {
+		if p.Cmd.Process == nil {
+			return
+		}
+		_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(2 * time.Second):
+			_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+	})
+}
+
+// LogTail returns the end of a process's log, for error messages.
+func (l *Lab) LogTail(name string, n int) string {
+	b, err := os.ReadFile(filepath.Join(l.Dir, name+".log"))
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// nsPIDs lists the processes whose network namespace is the named one.
+func nsPIDs(ns string) []int {
+	var want syscall.Stat_t
+	if err := syscall.Stat("/run/netns/"+ns, &want); err != nil {
+		return nil
+	}
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat("/proc/"+e.Name()+"/ns/net", &st) != nil {
+			continue
+		}
+		if st.Ino == want.Ino && st.Dev == want.Dev {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func killNSProcs(ns string) {
+	for try := 0; try < 50; try++ {
+		pids := nsPIDs(ns)
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Leftover is one run's leftovers found by Clean.
+type Leftover struct {
+	ID         string
+	Namespaces []string
+	Dir        bool
+	Live       bool // its owner process is still running
+}
+
+// FindLeftovers lists every cnperf namespace and state folder on this machine,
+// grouped by run id.
+func FindLeftovers() ([]Leftover, error) {
+	byID := map[string]*Leftover{}
+	get := func(id string) *Leftover {
+		if byID[id] == nil {
+			byID[id] = &Leftover{ID: id}
+		}
+		return byID[id]
+	}
+	ents, err := os.ReadDir("/run/netns")
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, Prefix) {
+			continue
+		}
+		id, _, _ := strings.Cut(strings.TrimPrefix(name, Prefix), "-")
+		lo := get(id)
+		lo.Namespaces = append(lo.Namespaces, name)
+	}
+	dirs, _ := os.ReadDir(StateRoot)
+	for _, d := range dirs {
+		get(d.Name()).Dir = true
+	}
+	var out []Leftover
+	for id, lo := range byID {
+		lo.Live = ownerAlive(id)
+		out = append(out, *lo)
+	}
+	return out, nil
+}
+
+func ownerAlive(id string) bool {
+	b, err := os.ReadFile(filepath.Join(StateRoot, id, "owner"))
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return false
+	}
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	return err == nil && strings.HasPrefix(strings.TrimSpace(string(comm)), "cnperf")
+}
+
+// Clean removes leftovers of runs whose owner is gone (or of every run, with
+// force): it kills processes inside their namespaces, deletes the namespaces
+// and the state folders.
+func Clean(force bool) ([]Leftover, error) {
+	los, err := FindLeftovers()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var removed []Leftover
+	var firstErr error
+	for _, lo := range los {
+		if lo.Live && !force {
+			continue
+		}
+		for _, ns := range lo.Namespaces {
+			if err := removeNS(ctx, OSExec{}, ns); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+		if lo.Dir {
+			_ = os.RemoveAll(filepath.Join(StateRoot, lo.ID))
+		}
+		removed = append(removed, lo)
+	}
+	return removed, firstErr
+}

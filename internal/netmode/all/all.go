@@ -1,0 +1,13 @@
+// Package all registers every network mode; import it for its side effects.
+package all
+
+import (
+	_ "github.com/cnperf/cnperf/internal/netmode/baseline"  // baseline
+	_ "github.com/cnperf/cnperf/internal/netmode/bridge"    // bridge
+	_ "github.com/cnperf/cnperf/internal/netmode/container" // container
+	_ "github.com/cnperf/cnperf/internal/netmode/host"      // host
+	_ "github.com/cnperf/cnperf/internal/netmode/hostgw"    // host-gw
+	_ "github.com/cnperf/cnperf/internal/netmode/nat"       // nat
+	_ "github.com/cnperf/cnperf/internal/netmode/none"      // none
+	_ "github.com/cnperf/cnperf/internal/netmode/vxlan"     // vxlan
+)

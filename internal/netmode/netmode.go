@@ -1,0 +1,140 @@
+// Package netmode defines what a container network is to cnperf, and the
+// registry of them. Each network lives in its own subpackage and registers
+// itself by name from init(); adding a network is one new folder and one
+// line in netmode/all.
+package netmode
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/cnperf/cnperf/internal/lab"
+)
+
+// Placement says where the client runs relative to the server.
+type Placement string
+
+// The placements.
+const (
+	SamePod   Placement = "same-pod"   // two containers sharing one pod's namespace
+	SameHost  Placement = "same-host"  // two pods on one host
+	CrossHost Placement = "cross-host" // pods on two hosts
+)
+
+// AllPlacements in display order.
+var AllPlacements = []Placement{SamePod, SameHost, CrossHost}
+
+// ParsePlacement validates a placement name.
+func ParsePlacement(s string) (Placement, error) {
+	for _, p := range AllPlacements {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("unknown placement %q; use one of %s", s, joinP(AllPlacements))
+}
+
+func joinP(ps []Placement) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Mode is one container network, built for real in the lab.
+type Mode interface {
+	// Name is the registry name ("vxlan").
+	Name() string
+	// Summary is one line for `cnperf networks`.
+	Summary() string
+	// Placements the mode can do, in preference order; anything else is
+	// refused with Refuse's reason.
+	Placements() []Placement
+	// Requires lists what this machine must have.
+	Requires() Requirements
+	// Setup configures the hosts (bridges, tunnels, routes) on a created lab.
+	Setup(ctx context.Context, l *lab.Lab) error
+	// AddPod creates a pod on host h and gives it this network.
+	AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error)
+	// Expose returns the address a client in pod from dials to reach port on
+	// pod to (for NAT, the host's address and a mapped port it programs).
+	Expose(ctx context.Context, l *lab.Lab, from, to *lab.Pod, proto string, port int) (netip.AddrPort, error)
+}
+
+// Refuser is implemented by modes that explain why a placement is impossible.
+type Refuser interface {
+	Refuse(p Placement) string
+}
+
+// Requirements are what a mode needs from the machine.
+type Requirements struct {
+	Kernel   []KernelFeature // kernel options
+	Commands []string        // programs on PATH
+}
+
+// KernelFeature is a kernel option and how to probe it.
+type KernelFeature struct {
+	Config string // e.g. CONFIG_VXLAN
+	What   string // human name, e.g. "VXLAN devices"
+}
+
+var (
+	mu    sync.RWMutex
+	modes = map[string]Mode{}
+)
+
+// Register adds a mode; it panics on a duplicate name (a programming error).
+func Register(m Mode) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := modes[m.Name()]; dup {
+		panic("netmode: duplicate " + m.Name())
+	}
+	modes[m.Name()] = m
+}
+
+// Get finds a mode by name, or says which exist.
+func Get(name string) (Mode, error) {
+	mu.RLock()
+	defer mu.RUnlock()
+	if m, ok := modes[name]; ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("unknown network %q; `cnperf networks` lists them (%s)", name, strings.Join(namesLocked(), ", "))
+}
+
+// Names lists registered modes, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	var n []string
+	for k := range modes {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Allows reports whether m can do placement p, and if not, why.
+func Allows(m Mode, p Placement) (bool, string) {
+	for _, q := range m.Placements() {
+		if q == p {
+			return true, ""
+		}
+	}
+	if r, ok := m.(Refuser); ok {
+		if why := r.Refuse(p); why != "" {
+			return false, why
+		}
+	}
+	return false, fmt.Sprintf("%s supports only %s", m.Name(), joinP(m.Placements()))
+}

@@ -1,0 +1,50 @@
+// Package none is Docker's --net=none: a namespace with loopback only.
+package none
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/netmode/podnet"
+)
+
+func init() { netmode.Register(Mode{}) }
+
+// Mode is the loopback-only network.
+type Mode struct{}
+
+// Name implements netmode.Mode.
+func (Mode) Name() string { return "none" }
+
+// Summary implements netmode.Mode.
+func (Mode) Summary() string { return "loopback only (docker --net=none); same-pod tests only" }
+
+// Placements implements netmode.Mode.
+func (Mode) Placements() []netmode.Placement { return []netmode.Placement{netmode.SamePod} }
+
+// Refuse implements netmode.Refuser.
+func (Mode) Refuse(netmode.Placement) string {
+	return "none gives a pod loopback only, so no other pod can reach it; use --placement same-pod"
+}
+
+// Requires implements netmode.Mode.
+func (Mode) Requires() netmode.Requirements { return netmode.Requirements{Commands: []string{"ip"}} }
+
+// Setup implements netmode.Mode.
+func (Mode) Setup(context.Context, *lab.Lab) error { return nil }
+
+// AddPod implements netmode.Mode: a namespace with nothing but lo.
+func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
+	return l.NewPodNS(ctx, h, name)
+}
+
+// Expose implements netmode.Mode.
+func (Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, port int) (netip.AddrPort, error) {
+	if from.NetNS != to.NetNS {
+		return netip.AddrPort{}, fmt.Errorf("none: pod %s is unreachable from another pod", to.Name)
+	}
+	return podnet.Direct(from, to, port)
+}

@@ -1,0 +1,88 @@
+// Package podnet holds the building blocks most CNI-style networks share: a
+// per-host bridge holding the pod subnet's gateway, and a veth per pod, as the
+// CNI bridge plugin and Docker's bridge driver do.
+package podnet
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/cnperf/cnperf/internal/lab"
+)
+
+// EnsureBridge creates bridge name on host h with the pod subnet's gateway
+// address. Equivalent to:
+//
+//	ip -n H link add NAME mtu MTU type bridge
+//	ip -n H addr add GW/BITS dev NAME
+//	ip -n H link set NAME up
+func EnsureBridge(ctx context.Context, l *lab.Lab, h *lab.Host, name string, mtu int) error {
+	if err := l.IP(ctx, h.NetNS, "link", "add", name, "mtu", fmt.Sprint(mtu), "type", "bridge"); err != nil {
+		return fmt.Errorf("creating bridge %s on %s: %w", name, h.Name, err)
+	}
+	gw := netip.PrefixFrom(h.PodGateway(), h.PodCIDR.Bits())
+	if err := l.IP(ctx, h.NetNS, "addr", "add", gw.String(), "dev", name); err != nil {
+		return err
+	}
+	return l.IP(ctx, h.NetNS, "link", "set", name, "up")
+}
+
+// HostVeth is the host-side name of a pod's veth.
+func HostVeth(podName string) string { return "veth" + podName }
+
+// AttachPod creates a pod namespace on h, joins it to bridge with a veth
+// (eth0 inside), gives it the next address of the host's pod subnet and a
+// default route via the bridge. Equivalent to:
+//
+//	ip netns add POD
+//	ip -n H link add vethNAME mtu MTU type veth peer name eth0 mtu MTU netns POD
+//	ip -n H link set vethNAME master BRIDGE up
+//	ip -n POD addr add IP/BITS dev eth0
+//	ip -n POD link set eth0 up
+//	ip -n POD route add default via GW
+func AttachPod(ctx context.Context, l *lab.Lab, h *lab.Host, name, bridge string, mtu int) (*lab.Pod, error) {
+	pod, err := l.NewPodNS(ctx, h, name)
+	if err != nil {
+		return nil, err
+	}
+	ip, err := h.NextPodIP()
+	if err != nil {
+		return nil, err
+	}
+	pod.IP, pod.Dev = ip, "eth0"
+	hv := HostVeth(name)
+	m := fmt.Sprint(mtu)
+	if err := l.IP(ctx, h.NetNS, "link", "add", hv, "mtu", m, "type", "veth", "peer", "name", "eth0", "mtu", m, "netns", pod.NetNS); err != nil {
+		return nil, fmt.Errorf("creating veth for pod %s: %w", name, err)
+	}
+	if bridge != "" {
+		if err := l.IP(ctx, h.NetNS, "link", "set", hv, "master", bridge, "up"); err != nil {
+			return nil, err
+		}
+	} else if err := l.IP(ctx, h.NetNS, "link", "set", hv, "up"); err != nil {
+		return nil, err
+	}
+	if err := l.IP(ctx, pod.NetNS, "addr", "add", netip.PrefixFrom(ip, h.PodCIDR.Bits()).String(), "dev", "eth0"); err != nil {
+		return nil, err
+	}
+	if err := l.IP(ctx, pod.NetNS, "link", "set", "eth0", "up"); err != nil {
+		return nil, err
+	}
+	if err := l.IP(ctx, pod.NetNS, "route", "add", "default", "via", h.PodGateway().String()); err != nil {
+		return nil, err
+	}
+	return pod, nil
+}
+
+// Direct returns the address to dial: loopback when both share a namespace,
+// else the server pod's own address.
+func Direct(from, to *lab.Pod, port int) (netip.AddrPort, error) {
+	if from.NetNS == to.NetNS {
+		return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)), nil
+	}
+	if !to.IP.IsValid() {
+		return netip.AddrPort{}, fmt.Errorf("pod %s has no address peers can reach", to.Name)
+	}
+	return netip.AddrPortFrom(to.IP, uint16(port)), nil
+}

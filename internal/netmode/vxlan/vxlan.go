@@ -1,0 +1,111 @@
+// Package vxlan is Flannel's vxlan backend: each host has a flannel.1 VXLAN
+// device (VNI 1, UDP 8472, no learning) whose address is its pod subnet's
+// network address; for every remote host flanneld installs a route to its
+// pod subnet via that address (onlink), a permanent neighbour entry mapping
+// it to the remote VTEP's MAC, and an FDB entry mapping that MAC to the
+// remote host's underlay IP. Pods sit on cni0 with the MTU lowered by the
+// 50 bytes of VXLAN encapsulation.
+package vxlan
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/netmode/podnet"
+)
+
+// Flannel's names and numbers.
+const (
+	Device     = "flannel.1"
+	BridgeName = "cni0"
+	VNI        = 1
+	Port       = 8472
+	Overhead   = 50 // outer Ethernet 14 + IP 20 + UDP 8 + VXLAN 8
+)
+
+func init() { netmode.Register(Mode{}) }
+
+// Mode is Flannel vxlan.
+type Mode struct{}
+
+// Name implements netmode.Mode.
+func (Mode) Name() string { return "vxlan" }
+
+// Summary implements netmode.Mode.
+func (Mode) Summary() string {
+	return "Flannel vxlan: flannel.1 VXLAN device with static FDB/neighbour entries, pod MTU -50"
+}
+
+// Placements implements netmode.Mode.
+func (Mode) Placements() []netmode.Placement {
+	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+}
+
+// Requires implements netmode.Mode.
+func (Mode) Requires() netmode.Requirements {
+	return netmode.Requirements{
+		Kernel: []netmode.KernelFeature{
+			{Config: "CONFIG_VXLAN", What: "VXLAN devices"},
+			{Config: "CONFIG_BRIDGE", What: "Linux bridge"},
+		},
+		Commands: []string{"ip", "bridge"},
+	}
+}
+
+// VTEPMAC is host h's VTEP address: locally administered and derived from
+// the host index, so every host can program its peers without asking them.
+func VTEPMAC(h *lab.Host) string {
+	return fmt.Sprintf("0e:f1:00:00:%02x:%02x", h.Index>>8&0xff, h.Index&0xff)
+}
+
+// Setup implements netmode.Mode.
+func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
+	podMTU := fmt.Sprint(l.Cfg.MTU - Overhead)
+	for _, h := range l.Hosts {
+		steps := [][]string{
+			{"link", "add", Device, "type", "vxlan", "id", fmt.Sprint(VNI), "local", h.IP.String(), "dev", h.Dev, "dstport", fmt.Sprint(Port), "nolearning"},
+			{"link", "set", Device, "address", VTEPMAC(h), "mtu", podMTU},
+			{"addr", "add", netip.PrefixFrom(h.PodCIDR.Addr(), 32).String(), "dev", Device},
+			{"link", "set", Device, "up"},
+		}
+		for _, s := range steps {
+			if err := l.IP(ctx, h.NetNS, s...); err != nil {
+				return fmt.Errorf("vxlan on %s: %w", h.Name, err)
+			}
+		}
+		if err := podnet.EnsureBridge(ctx, l, h, BridgeName, l.Cfg.MTU-Overhead); err != nil {
+			return err
+		}
+	}
+	for _, h := range l.Hosts {
+		for _, r := range l.Hosts {
+			if r == h {
+				continue
+			}
+			gw := r.PodCIDR.Addr().String()
+			if err := l.IP(ctx, h.NetNS, "route", "add", r.PodCIDR.String(), "via", gw, "dev", Device, "onlink"); err != nil {
+				return err
+			}
+			if err := l.IP(ctx, h.NetNS, "neigh", "add", gw, "lladdr", VTEPMAC(r), "dev", Device, "nud", "permanent"); err != nil {
+				return err
+			}
+			if _, err := l.Run(ctx, "bridge", "-n", h.NetNS, "fdb", "append", VTEPMAC(r), "dev", Device, "dst", r.IP.String(), "self", "permanent"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// AddPod implements netmode.Mode.
+func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
+	return podnet.AttachPod(ctx, l, h, name, BridgeName, l.Cfg.MTU-Overhead)
+}
+
+// Expose implements netmode.Mode.
+func (Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, port int) (netip.AddrPort, error) {
+	return podnet.Direct(from, to, port)
+}

@@ -1,0 +1,381 @@
+// Package runner turns a plan (networks x placements x workloads) into
+// results: for each network it builds a fresh lab, lets the mode wire it,
+// starts an agent in every pod, runs each workload's server and client
+// halves through the agents, and tears everything down, whatever happens.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/agent"
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+// Case is one network in one placement.
+type Case struct {
+	Network   string
+	Placement netmode.Placement
+}
+
+// Plan is what a run measures.
+type Plan struct {
+	Cases     []Case
+	Workloads []string
+	Params    workload.Params // zero fields take each workload's defaults
+	Lab       lab.Config
+	Repeat    int // runs of each measurement (default 1)
+	// Agent is the command line that starts an agent: argv[0] is the cnperf
+	// binary; "--listen ADDR --parent PID" is appended.
+	Agent []string
+	Log   io.Writer // progress lines; nil for none
+}
+
+// LabSysctls are set in every lab namespace, as the studies tuned their
+// hosts for many short connections.
+var LabSysctls = [][2]string{
+	{"net.ipv4.ip_local_port_range", "1024 65000"},
+	{"net.ipv4.tcp_tw_reuse", "1"},
+}
+
+// NamespaceSysctls are read from a lab host for the environment record.
+var NamespaceSysctls = []string{
+	"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_congestion_control",
+	"net.ipv4.ip_local_port_range", "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_fin_timeout",
+	"net.core.somaxconn", "net.bridge.bridge-nf-call-iptables",
+}
+
+// Validate checks a plan before anything is built.
+func (p *Plan) Validate() error {
+	if len(p.Cases) == 0 {
+		return errors.New("nothing to run: no network selected")
+	}
+	if len(p.Workloads) == 0 {
+		return errors.New("nothing to run: no workload selected")
+	}
+	for _, c := range p.Cases {
+		m, err := netmode.Get(c.Network)
+		if err != nil {
+			return err
+		}
+		if ok, why := netmode.Allows(m, c.Placement); !ok {
+			return fmt.Errorf("%s cannot run %s: %s", c.Network, c.Placement, why)
+		}
+	}
+	for _, name := range p.Workloads {
+		w, err := workload.Get(name)
+		if err != nil {
+			return err
+		}
+		params := p.Params
+		w.Defaults(&params)
+		if err := w.Validate(params); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if p.Repeat < 0 || p.Repeat > 1000 {
+		return fmt.Errorf("repeat %d; use 1 to 1000", p.Repeat)
+	}
+	return p.Lab.Validate()
+}
+
+func (p *Plan) logf(format string, args ...any) {
+	if p.Log != nil {
+		fmt.Fprintf(p.Log, format+"\n", args...)
+	}
+}
+
+// Execute runs the plan and fills run. It returns ctx's error when cut short;
+// whatever was measured until then is in run.
+func Execute(ctx context.Context, p Plan, run *result.Run) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if p.Repeat == 0 {
+		p.Repeat = 1
+	}
+	// group placements by network: one lab per network
+	var order []string
+	byNet := map[string][]netmode.Placement{}
+	for _, c := range p.Cases {
+		if _, seen := byNet[c.Network]; !seen {
+			order = append(order, c.Network)
+		}
+		byNet[c.Network] = append(byNet[c.Network], c.Placement)
+	}
+	run.Environment.UnderlayMTU = p.Lab.MTU
+	for _, name := range order {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m, _ := netmode.Get(name)
+		if err := netmode.Check(m); err != nil {
+			p.logf("skip %s: %v", name, err)
+			run.Skipped = append(run.Skipped, result.Skip{Network: name, Reason: err.Error()})
+			continue
+		}
+		if err := runNetwork(ctx, p, m, byNet[name], run); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+type pair struct {
+	placement      netmode.Placement
+	client, server *lab.Pod
+	cAgent, sAgent *agent.Client
+}
+
+func runNetwork(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Placement, run *result.Run) (err error) {
+	cfg := p.Lab
+	cfg.Name = m.Name()
+	need := 1
+	for _, pl := range placements {
+		if pl == netmode.CrossHost {
+			need = 2
+		}
+	}
+	if cfg.Hosts < need {
+		cfg.Hosts = need
+	}
+	l, err := lab.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if terr := l.Teardown(); terr != nil && err == nil {
+			err = fmt.Errorf("teardown: %w", terr)
+		}
+	}()
+	p.logf("building %s (lab %s)", m.Name(), l.ID)
+	t0 := time.Now()
+	if err := l.Create(ctx); err != nil {
+		return err
+	}
+	if err := m.Setup(ctx, l); err != nil {
+		return fmt.Errorf("setting up: %w", err)
+	}
+	h1 := l.Hosts[0]
+	agents := map[string]*agent.Client{} // by pod key
+	startAgent := func(pod *lab.Pod, key string) (*agent.Client, error) {
+		if a, ok := agents[key]; ok {
+			return a, nil
+		}
+		sockPath := l.Dir + "/" + key + ".sock"
+		argv := append(append([]string{}, p.Agent...), "--listen", "unix:"+sockPath, "--parent", fmt.Sprint(os.Getpid()))
+		proc, err := l.Start(pod.NetNS, "agent-"+key, argv...)
+		if err != nil {
+			return nil, err
+		}
+		c := &agent.Client{Network: "unix", Addr: sockPath}
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if _, err := c.Wait(wctx); err != nil {
+			select {
+			case <-proc.Done():
+				return nil, fmt.Errorf("agent in %s exited: %s", pod.NetNS, l.LogTail("agent-"+key, 5))
+			default:
+			}
+			return nil, err
+		}
+		agents[key] = c
+		return c, nil
+	}
+	podsByKey := map[string]*lab.Pod{}
+	addPod := func(h *lab.Host, name string) (*lab.Pod, error) {
+		if pod, ok := podsByKey[name]; ok {
+			return pod, nil
+		}
+		pod, err := m.AddPod(ctx, l, h, name)
+		if err != nil {
+			return nil, fmt.Errorf("adding pod %s: %w", name, err)
+		}
+		if pod.Owned {
+			for _, kv := range LabSysctls {
+				_ = l.Sysctl(ctx, pod.NetNS, kv[0], kv[1])
+			}
+		}
+		podsByKey[name] = pod
+		return pod, nil
+	}
+	for _, h := range l.Hosts {
+		for _, kv := range LabSysctls {
+			if err := l.Sysctl(ctx, h.NetNS, kv[0], kv[1]); err != nil {
+				return err
+			}
+		}
+	}
+	var pairs []pair
+	for _, pl := range placements {
+		client, err := addPod(h1, "c1")
+		if err != nil {
+			return err
+		}
+		var server *lab.Pod
+		switch pl {
+		case netmode.SamePod:
+			server = client
+		case netmode.SameHost:
+			server, err = addPod(h1, "s1")
+		case netmode.CrossHost:
+			server, err = addPod(l.Hosts[1], "s2")
+		}
+		if err != nil {
+			return err
+		}
+		ca, err := startAgent(client, "c1")
+		if err != nil {
+			return err
+		}
+		skey := server.Name
+		if pl == netmode.SamePod {
+			skey = "c1-side" // a second container in the same pod
+		}
+		sa, err := startAgent(server, skey)
+		if err != nil {
+			return err
+		}
+		pairs = append(pairs, pair{placement: pl, client: client, server: server, cAgent: ca, sAgent: sa})
+	}
+	if run.Environment.Offloads == nil {
+		captureLabEnv(ctx, l, run)
+	}
+	p.logf("  %s ready in %v", m.Name(), time.Since(t0).Round(time.Millisecond))
+	port := 5201
+	for _, pr := range pairs {
+		for _, wname := range p.Workloads {
+			w, _ := workload.Get(wname)
+			for rep := 0; rep < p.Repeat; rep++ {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				params := p.Params
+				w.Defaults(&params)
+				params.Port = port
+				port++
+				res := measure(ctx, p, l, m, w, pr, params)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if res.Error != "" {
+					p.logf("  %-10s %-10s %-11s error: %s", m.Name(), pr.placement, wname, res.Error)
+				} else {
+					p.logf("  %-10s %-10s %-11s %s", m.Name(), pr.placement, wname, brief(res.Metrics))
+				}
+				run.Results = append(run.Results, res)
+			}
+		}
+	}
+	return nil
+}
+
+func measure(ctx context.Context, p Plan, l *lab.Lab, m netmode.Mode, w workload.Workload, pr pair, params workload.Params) result.Result {
+	res := result.Result{
+		Network: m.Name(), Workload: w.Name(), Placement: string(pr.placement),
+		Params: map[string]any{
+			"duration_s": params.Duration.Seconds(), "message_size": params.MessageSize,
+			"underlay_mtu": l.Cfg.MTU,
+		},
+	}
+	if params.Direction != "" && w.Name() != "tcp_rr" && w.Name() != "udp_rr" && w.Name() != "tcp_crr" {
+		res.Params["direction"] = params.Direction
+	}
+	addr, err := m.Expose(ctx, l, pr.client, pr.server, w.Proto(), params.Port)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	res.Path = addr.String()
+	srv, err := pr.sAgent.Serve(ctx, w.Name(), params)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	rctx, cancel := context.WithTimeout(ctx, params.Duration+30*time.Second)
+	crep, cerr := pr.cAgent.Run(rctx, w.Name(), params, addr)
+	cancel()
+	if w.Proto() == "udp" {
+		time.Sleep(50 * time.Millisecond) // datagrams in flight reach the server's count
+	}
+	srep, serr := srv.Stop()
+	if cerr != nil {
+		res.Error = "client: " + cerr.Error()
+		return res
+	}
+	if serr != nil {
+		res.Error = "server: " + serr.Error()
+		return res
+	}
+	mt, h, err := w.Metrics(params, crep, srep)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	if crep.Seconds > 0 {
+		mt.ClientCPUSPerS = result.F(crep.CPUSeconds / params.Duration.Seconds())
+	}
+	if srep.CPUSeconds > 0 {
+		mt.ServerCPUSPerS = result.F(srep.CPUSeconds / params.Duration.Seconds())
+	}
+	res.Metrics = mt
+	res.Histogram = h
+	return res
+}
+
+func captureLabEnv(ctx context.Context, l *lab.Lab, run *result.Run) {
+	h := l.Hosts[0]
+	run.Environment.Offloads = map[string]string{}
+	if out, err := l.In(ctx, h.NetNS, "ethtool", "-k", h.Dev); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if !ok {
+				continue
+			}
+			switch k {
+			case "tcp-segmentation-offload", "generic-segmentation-offload", "generic-receive-offload",
+				"tx-checksumming", "rx-checksumming", "scatter-gather", "large-receive-offload":
+				run.Environment.Offloads[k] = strings.Fields(v)[0]
+			}
+		}
+	} else {
+		run.Environment.Offloads["unknown"] = "ethtool not installed (apt-get install ethtool)"
+	}
+	args := append([]string{"sysctl", "-e"}, NamespaceSysctls...)
+	if out, err := l.In(ctx, h.NetNS, args...); err == nil {
+		for _, line := range strings.Split(string(out), "\n") {
+			k, v, ok := strings.Cut(line, "=")
+			if ok {
+				run.Environment.Sysctls["lab:"+strings.TrimSpace(k)] = strings.Join(strings.Fields(v), " ")
+			}
+		}
+	}
+}
+
+func brief(m result.Metrics) string {
+	var parts []string
+	if m.ThroughputBps != nil {
+		parts = append(parts, fmt.Sprintf("%.2f Gbit/s", *m.ThroughputBps/1e9))
+	}
+	if m.LossRatio != nil {
+		parts = append(parts, fmt.Sprintf("loss %.2f%%", *m.LossRatio*100))
+	}
+	if m.TransactionsPerS != nil {
+		parts = append(parts, fmt.Sprintf("%.0f trans/s", *m.TransactionsPerS))
+	}
+	if m.LatencyUs != nil {
+		parts = append(parts, fmt.Sprintf("p50 %.1fus p99 %.1fus", m.LatencyUs["p50"], m.LatencyUs["p99"]))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,7 @@
+// Package all registers every workload; import it for its side effects.
+package all
+
+import (
+	_ "github.com/cnperf/cnperf/internal/workload/rr"     // tcp_rr, udp_rr, tcp_crr
+	_ "github.com/cnperf/cnperf/internal/workload/stream" // tcp_stream, udp_stream
+)

@@ -1,0 +1,202 @@
+// Package sock gives workloads plain blocking sockets, as netperf and
+// sockperf use: one OS thread blocks in read/write per flow, with no
+// netpoller in the path, so cnperf's round trips compare with theirs.
+// Cancellation is by shutdown(2), which wakes a blocked call.
+package sock
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// FD is a blocking socket.
+type FD struct {
+	fd     int
+	once   sync.Once
+	closed bool
+	mu     sync.Mutex
+}
+
+func sockaddr(ap netip.AddrPort) unix.Sockaddr {
+	return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
+}
+
+func typ(proto string) (int, error) {
+	switch proto {
+	case "tcp":
+		return unix.SOCK_STREAM, nil
+	case "udp":
+		return unix.SOCK_DGRAM, nil
+	}
+	return 0, fmt.Errorf("sock: unknown protocol %q", proto)
+}
+
+// Listen binds proto on 0.0.0.0:port (TCP listens with a deep backlog).
+func Listen(proto string, port int) (*FD, error) {
+	t, err := typ(proto)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Socket(unix.AF_INET, t|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socket: %w", err)
+	}
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port}); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("binding %s port %d: %w", proto, port, err)
+	}
+	if t == unix.SOCK_STREAM {
+		if err := unix.Listen(fd, 4096); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("listen: %w", err)
+		}
+	}
+	return &FD{fd: fd}, nil
+}
+
+// Dial connects proto to addr.
+func Dial(proto string, addr netip.AddrPort) (*FD, error) {
+	t, err := typ(proto)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Socket(unix.AF_INET, t|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socket: %w", err)
+	}
+	if t == unix.SOCK_STREAM {
+		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	}
+	if err := unix.Connect(fd, sockaddr(addr)); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("connecting to %s/%s: %w", addr, proto, err)
+	}
+	return &FD{fd: fd}, nil
+}
+
+// Accept waits for a connection.
+func (s *FD) Accept() (*FD, error) {
+	for {
+		nfd, _, err := unix.Accept4(s.fd, unix.SOCK_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		_ = unix.SetsockoptInt(nfd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		return &FD{fd: nfd}, nil
+	}
+}
+
+// Read reads once; 0 with nil error means the peer closed.
+func (s *FD) Read(b []byte) (int, error) {
+	for {
+		n, err := unix.Read(s.fd, b)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if n < 0 {
+			n = 0
+		}
+		return n, err
+	}
+}
+
+// ReadFull reads exactly len(b) bytes; it returns false when the peer closed first.
+func (s *FD) ReadFull(b []byte) (bool, error) {
+	for off := 0; off < len(b); {
+		n, err := s.Read(b[off:])
+		if err != nil {
+			return false, err
+		}
+		if n == 0 {
+			return false, nil
+		}
+		off += n
+	}
+	return true, nil
+}
+
+// WriteAll writes all of b.
+func (s *FD) WriteAll(b []byte) error {
+	for off := 0; off < len(b); {
+		n, err := unix.Write(s.fd, b[off:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		off += n
+	}
+	return nil
+}
+
+// Write writes once (a datagram, for UDP).
+func (s *FD) Write(b []byte) (int, error) {
+	for {
+		n, err := unix.Write(s.fd, b)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return n, err
+	}
+}
+
+// RecvFrom reads a datagram and its sender.
+func (s *FD) RecvFrom(b []byte) (int, unix.Sockaddr, error) {
+	for {
+		n, from, err := unix.Recvfrom(s.fd, b, 0)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return n, from, err
+	}
+}
+
+// SendTo sends a datagram to a peer.
+func (s *FD) SendTo(b []byte, to unix.Sockaddr) error {
+	for {
+		err := unix.Sendto(s.fd, b, 0, to)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return err
+	}
+}
+
+// SetRecvTimeout bounds a blocked receive (SO_RCVTIMEO).
+func (s *FD) SetRecvTimeout(usec int64) error {
+	tv := unix.NsecToTimeval(usec * 1000)
+	return unix.SetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+}
+
+// SetBuffers sets SO_SNDBUF and SO_RCVBUF when n > 0.
+func (s *FD) SetBuffers(n int) {
+	if n > 0 {
+		_ = unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, n)
+		_ = unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_RCVBUF, n)
+	}
+}
+
+// Shutdown wakes any call blocked on the socket; the socket stays open.
+func (s *FD) Shutdown() { _ = unix.Shutdown(s.fd, unix.SHUT_RDWR) }
+
+// CloseWrite half-closes (FIN) so the peer reads end of stream.
+func (s *FD) CloseWrite() { _ = unix.Shutdown(s.fd, unix.SHUT_WR) }
+
+// Close releases the socket once.
+func (s *FD) Close() error {
+	var err error
+	s.once.Do(func() { err = unix.Close(s.fd) })
+	return err
+}
+
+// Raw is the descriptor number.
+func (s *FD) Raw() int { return s.fd }

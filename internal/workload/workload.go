@@ -1,0 +1,113 @@
+// Package workload defines a measurement that runs inside cnperf agents: a
+// server half and a client half, each producing a Report, and how the two
+// Reports become the result's metrics. Implementations live in subpackages
+// and register by name from init().
+package workload
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// Params are a workload's knobs; they cross the control channel as JSON.
+type Params struct {
+	Duration    time.Duration     `json:"duration"`
+	MessageSize int               `json:"message_size"`
+	Direction   string            `json:"direction,omitempty"` // "up": client sends; "down": server sends
+	Port        int               `json:"port"`
+	Extra       map[string]string `json:"extra,omitempty"`
+}
+
+// Report is what one half of a workload measured; it crosses the control
+// channel as JSON. Histogram is an encoded HDR histogram of nanoseconds.
+type Report struct {
+	Bytes        int64              `json:"bytes,omitempty"`
+	Messages     int64              `json:"messages,omitempty"`
+	Transactions int64              `json:"transactions,omitempty"`
+	Errors       int64              `json:"errors,omitempty"`
+	Seconds      float64            `json:"seconds,omitempty"` // measured window
+	Histogram    string             `json:"histogram,omitempty"`
+	CPUSeconds   float64            `json:"cpu_seconds,omitempty"` // user+system of the agent in the job
+	Extra        map[string]float64 `json:"extra,omitempty"`
+}
+
+// Workload is one measurement.
+type Workload interface {
+	Name() string
+	Summary() string
+	// Proto is the transport the server listens on ("tcp" or "udp").
+	Proto() string
+	// Defaults fills what the user left zero.
+	Defaults(p *Params)
+	// Validate checks p, naming the fix.
+	Validate(p Params) error
+	// Serve binds, calls ready, and serves until ctx ends.
+	Serve(ctx context.Context, p Params, ready func()) (Report, error)
+	// Run drives the client half against addr for p.Duration.
+	Run(ctx context.Context, p Params, addr netip.AddrPort) (Report, error)
+	// Metrics turns both halves' reports into the result's figures.
+	Metrics(p Params, client, server Report) (result.Metrics, string, error)
+}
+
+var (
+	mu  sync.RWMutex
+	reg = map[string]Workload{}
+)
+
+// Register adds a workload; it panics on a duplicate (a programming error).
+func Register(w Workload) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := reg[w.Name()]; dup {
+		panic("workload: duplicate " + w.Name())
+	}
+	reg[w.Name()] = w
+}
+
+// Get finds a workload by name, or says which exist.
+func Get(name string) (Workload, error) {
+	mu.RLock()
+	defer mu.RUnlock()
+	if w, ok := reg[name]; ok {
+		return w, nil
+	}
+	return nil, fmt.Errorf("unknown workload %q; `cnperf workloads` lists them (%s)", name, strings.Join(namesLocked(), ", "))
+}
+
+// Names lists registered workloads, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	var n []string
+	for k := range reg {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// ValidateCommon checks the knobs every workload shares.
+func ValidateCommon(p Params, minSize, maxSize int) error {
+	switch {
+	case p.Duration <= 0 || p.Duration > time.Hour:
+		return fmt.Errorf("duration %v out of range; use e.g. --duration 5s (at most 1h)", p.Duration)
+	case p.MessageSize < minSize || p.MessageSize > maxSize:
+		return fmt.Errorf("message size %d out of range; use %d to %d bytes", p.MessageSize, minSize, maxSize)
+	case p.Direction != "" && p.Direction != "up" && p.Direction != "down":
+		return fmt.Errorf("direction %q; use up (client sends) or down (server sends)", p.Direction)
+	case p.Port < 0 || p.Port > 65535:
+		return fmt.Errorf("port %d out of range", p.Port)
+	}
+	return nil
+}
