@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -28,6 +29,7 @@ func init() {
 		{"run", "build networks in a local lab, run workloads, print the comparison and write JSON", cmdRun},
 		{"networks", "list the networks and whether this machine can build them", cmdNetworks},
 		{"workloads", "list the workloads", cmdWorkloads},
+		{"suites", "list the presets `cnperf run --suite NAME` runs", cmdSuites},
 		{"report", "print the comparison table of a results JSON file", cmdReport},
 		{"clean", "remove what killed runs left behind (namespaces, processes, state)", cmdClean},
 		{"agent", "(internal) the in-pod agent the coordinator drives", cmdAgent},
@@ -89,9 +91,12 @@ func newFlags(name string) *flag.FlagSet {
 }
 
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	fs.SetOutput(os.Stderr)
+	fs.SetOutput(io.Discard) // a bad flag gets one line, not the whole usage
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stdout)
+			fmt.Printf("usage of %s:\n", fs.Name())
+			fs.PrintDefaults()
 			return err
 		}
 		return fmt.Errorf("%v; see `%s -h`", err, fs.Name())

@@ -14,6 +14,7 @@ import (
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/suite"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -110,4 +111,18 @@ func cmdAgent(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return agent.Serve(ctx, *listen, *parent)
+}
+
+func cmdSuites(args []string) error {
+	fs := newFlags("suites")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "suite\tworkloads\tdescription\tsource")
+	for _, n := range suite.Names() {
+		s, _ := suite.Get(n)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, strings.Join(s.Workloads, ","), s.Summary, s.Source)
+	}
+	return tw.Flush()
 }

@@ -18,21 +18,9 @@ import (
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/suite"
 	"github.com/cnperf/cnperf/internal/workload"
 )
-
-// defaultCases is the main job: the paper's single- and multi-host rows.
-var defaultCases = []runner.Case{
-	{Network: "baseline", Placement: netmode.SameHost},
-	{Network: "bridge", Placement: netmode.SameHost},
-	{Network: "baseline", Placement: netmode.CrossHost},
-	{Network: "host", Placement: netmode.CrossHost},
-	{Network: "nat", Placement: netmode.CrossHost},
-	{Network: "vxlan", Placement: netmode.CrossHost},
-	{Network: "host-gw", Placement: netmode.CrossHost},
-}
-
-var defaultWorkloads = []string{"tcp_rr", "tcp_stream"}
 
 func splitList(s string) []string {
 	var out []string
@@ -47,9 +35,6 @@ func splitList(s string) []string {
 // buildCases turns --networks and --placement into cases; baseline rows are
 // added for every placement so that each figure has its ratio.
 func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, error) {
-	if len(networks) == 0 && len(placements) == 0 {
-		return defaultCases, nil
-	}
 	if len(networks) == 0 {
 		networks = []string{"baseline", "host", "bridge", "nat", "vxlan", "host-gw"}
 	}
@@ -111,10 +96,11 @@ func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, 
 
 func cmdRun(args []string) error {
 	fs := newFlags("run")
-	networks := fs.String("networks", "", "comma-separated networks (default: the main comparison; see `cnperf networks`)")
-	workloads := fs.String("workloads", strings.Join(defaultWorkloads, ","), "comma-separated workloads (see `cnperf workloads`)")
+	suiteName := fs.String("suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
+	networks := fs.String("networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
+	workloads := fs.String("workloads", "", "comma-separated workloads (default: the suite's; see cnperf workloads)")
 	placement := fs.String("placement", "", "same-pod, same-host or cross-host, comma-separated (default: each network's natural one)")
-	duration := fs.Duration("duration", 5*time.Second, "how long each measurement runs")
+	duration := fs.Duration("duration", 0, "how long each measurement runs (default: the suite's, 5s)")
 	msgSize := fs.Int("message-size", 0, "message size in bytes (default: 16 for rr, 256 for tcp_stream, 1024 for udp_stream)")
 	direction := fs.String("direction", "", "stream direction: up (client sends) or down (server sends)")
 	mtu := fs.Int("mtu", 1500, "underlay MTU")
@@ -122,17 +108,54 @@ func cmdRun(args []string) error {
 	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json)")
 	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	extra := map[string]*string{}
+	for _, f := range workload.Flags() {
+		extra[f.Name] = fs.String(f.Name, "", f.Usage)
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cases, err := buildCases(splitList(*networks), splitList(*placement), *noBaseline)
+	st, err := suite.Get(*suiteName)
 	if err != nil {
 		return err
 	}
+	cases := st.Cases
+	if *networks != "" || *placement != "" {
+		if cases, err = buildCases(splitList(*networks), splitList(*placement), *noBaseline); err != nil {
+			return err
+		}
+	}
+	wls := st.Workloads
+	if *workloads != "" {
+		wls = splitList(*workloads)
+	}
+	params := st.Params
+	if *duration != 0 {
+		params.Duration = *duration
+	}
+	if *msgSize != 0 {
+		params.MessageSize = *msgSize
+	}
+	if *direction != "" {
+		params.Direction = *direction
+	}
+	merged := map[string]string{}
+	for k, v := range st.Params.Extra {
+		merged[k] = v
+	}
+	for name, v := range extra {
+		if *v != "" {
+			merged[name] = *v
+		}
+	}
+	params.Extra = merged
+	if len(merged) == 0 {
+		params.Extra = nil
+	}
 	plan := runner.Plan{
 		Cases:     cases,
-		Workloads: splitList(*workloads),
-		Params:    workload.Params{Duration: *duration, MessageSize: *msgSize, Direction: *direction},
+		Workloads: wls,
+		Params:    params,
 		Lab:       lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24")},
 		Repeat:    *repeat,
 	}

@@ -82,15 +82,44 @@ func columnsFor(workload string) []column {
 
 // Table writes a row per network and placement, a column per figure, each
 // headline figure followed by its ratio to the baseline in the same
-// placement. Repeated measurements are averaged; n>1 adds the spread.
+// placement. Repeated measurements are averaged; n>1 adds the spread. Steps
+// of multi-step workloads (a rate ladder, a size sweep) get a table each.
 func Table(w io.Writer, run *result.Run) {
+	var steps []string
+	byStep := map[string][]result.Result{}
+	for _, r := range run.Results {
+		if _, ok := byStep[r.Step]; !ok {
+			steps = append(steps, r.Step)
+		}
+		byStep[r.Step] = append(byStep[r.Step], r)
+	}
+	for i, st := range steps {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if st != "" {
+			fmt.Fprintf(w, "== %s ==\n", st)
+		}
+		table(w, byStep[st])
+	}
+	for _, s := range run.Skipped {
+		what := s.Network
+		if s.Placement != "" {
+			what += " " + s.Placement
+		}
+		fmt.Fprintf(w, "skipped %s: %s\n", what, s.Reason)
+	}
+	fmt.Fprintln(w, "(x) is the ratio to baseline in the same placement: above 1 is more throughput or transactions.")
+}
+
+func table(w io.Writer, results []result.Result) {
 	var keys []rowKey
 	seen := map[rowKey]bool{}
 	var workloads []string
 	wseen := map[string]bool{}
 	vals := map[rowKey]map[string][]result.Metrics{}
 	errs := map[rowKey]map[string]string{}
-	for _, r := range run.Results {
+	for _, r := range results {
 		k := rowKey{r.Network, r.Placement, r.LB}
 		if !seen[k] {
 			seen[k] = true
@@ -157,14 +186,6 @@ func Table(w io.Writer, run *result.Run) {
 	for _, n := range notes {
 		fmt.Fprintln(w, "error: "+n)
 	}
-	for _, s := range run.Skipped {
-		what := s.Network
-		if s.Placement != "" {
-			what += " " + s.Placement
-		}
-		fmt.Fprintf(w, "skipped %s: %s\n", what, s.Reason)
-	}
-	fmt.Fprintln(w, "(x) is the ratio to baseline in the same placement: above 1 is more throughput or transactions.")
 }
 
 func placementOrder(p string) int {

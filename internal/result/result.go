@@ -41,6 +41,7 @@ type Result struct {
 	Placement string         `json:"placement"`
 	LB        string         `json:"lb,omitempty"`
 	Services  int            `json:"services,omitempty"`
+	Step      string         `json:"step,omitempty"` // which step of a multi-step workload
 	Params    map[string]any `json:"params"`
 	Metrics   Metrics        `json:"metrics"`
 	Histogram string         `json:"histogram,omitempty"` // compressed HdrHistogram (ns)

@@ -258,23 +258,47 @@ func runNetwork(ctx context.Context, p Plan, m netmode.Mode, placements []netmod
 		for _, wname := range p.Workloads {
 			w, _ := workload.Get(wname)
 			for rep := 0; rep < p.Repeat; rep++ {
-				if err := ctx.Err(); err != nil {
-					return err
+				base := p.Params
+				w.Defaults(&base)
+				var done []workload.StepResult
+				for {
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+					params, label := base, ""
+					if st, ok := w.(workload.Stepper); ok {
+						var more bool
+						params, label, more = st.Next(base, done)
+						if !more {
+							break
+						}
+					}
+					params.Port = port
+					port++
+					res := measure(ctx, p, l, m, w, pr, params)
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					res.Step = label
+					name := wname
+					if label != "" {
+						name += " " + label
+					}
+					if res.Error != "" {
+						p.logf("  %-10s %-10s %-11s error: %s", m.Name(), pr.placement, name, res.Error)
+					} else {
+						p.logf("  %-10s %-10s %-11s %s", m.Name(), pr.placement, name, brief(res.Metrics))
+					}
+					run.Results = append(run.Results, res)
+					var serr error
+					if res.Error != "" {
+						serr = errors.New(res.Error)
+					}
+					done = append(done, workload.StepResult{Params: params, Metrics: res.Metrics, Err: serr})
+					if _, ok := w.(workload.Stepper); !ok {
+						break
+					}
 				}
-				params := p.Params
-				w.Defaults(&params)
-				params.Port = port
-				port++
-				res := measure(ctx, p, l, m, w, pr, params)
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if res.Error != "" {
-					p.logf("  %-10s %-10s %-11s error: %s", m.Name(), pr.placement, wname, res.Error)
-				} else {
-					p.logf("  %-10s %-10s %-11s %s", m.Name(), pr.placement, wname, brief(res.Metrics))
-				}
-				run.Results = append(run.Results, res)
 			}
 		}
 	}
@@ -291,6 +315,9 @@ func measure(ctx context.Context, p Plan, l *lab.Lab, m netmode.Mode, w workload
 	}
 	if params.Direction != "" && w.Name() != "tcp_rr" && w.Name() != "udp_rr" && w.Name() != "tcp_crr" {
 		res.Params["direction"] = params.Direction
+	}
+	for k, v := range params.Extra {
+		res.Params[k] = v
 	}
 	addr, err := m.Expose(ctx, l, pr.client, pr.server, w.Proto(), params.Port)
 	if err != nil {

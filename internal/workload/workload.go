@@ -111,3 +111,47 @@ func ValidateCommon(p Params, minSize, maxSize int) error {
 	}
 	return nil
 }
+
+// StepResult is one finished step of a multi-step workload.
+type StepResult struct {
+	Params  Params
+	Metrics result.Metrics
+	Err     error
+}
+
+// Stepper is implemented by workloads measured in several steps: a rate
+// ladder, a size sweep, a max-rate search. The runner calls Next with the
+// user's params and the steps done so far; Next returns the next step's
+// params and a label naming it ("rate=50000 size=350"), or ok=false when
+// the sequence is complete. Each step becomes its own result.
+type Stepper interface {
+	Next(base Params, done []StepResult) (p Params, label string, ok bool)
+}
+
+// Flag is a workload-specific `cnperf run` flag; its value reaches the
+// workload as Params.Extra[Name] when the user sets it.
+type Flag struct {
+	Name, Usage string
+}
+
+var flags []Flag
+
+// RegisterFlag adds a `cnperf run` flag for a workload (call from init).
+// Several workloads may share one name (e.g. "rate"); it is defined once.
+func RegisterFlag(f Flag) {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, g := range flags {
+		if g.Name == f.Name {
+			return
+		}
+	}
+	flags = append(flags, f)
+}
+
+// Flags lists the registered workload flags.
+func Flags() []Flag {
+	mu.RLock()
+	defer mu.RUnlock()
+	return append([]Flag(nil), flags...)
+}

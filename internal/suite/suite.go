@@ -1,0 +1,91 @@
+// Package suite holds named presets: a study's comparison as one command
+// (`cnperf run --suite NAME`). A preset is data: the cases, workloads and
+// parameters a run would otherwise take from flags; flags the user gives
+// still override it.
+package suite
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+// Suite is one preset.
+type Suite struct {
+	Name      string
+	Summary   string
+	Source    string // the study it reproduces
+	Cases     []runner.Case
+	Workloads []string
+	Params    workload.Params
+}
+
+var reg = map[string]Suite{}
+
+// Register adds a preset; duplicates panic (a programming error).
+func Register(s Suite) {
+	if _, dup := reg[s.Name]; dup {
+		panic("suite: duplicate " + s.Name)
+	}
+	reg[s.Name] = s
+}
+
+// Get finds a preset or says which exist.
+func Get(name string) (Suite, error) {
+	if s, ok := reg[name]; ok {
+		return s, nil
+	}
+	return Suite{}, fmt.Errorf("unknown suite %q; `cnperf suites` lists them (%s)", name, strings.Join(Names(), ", "))
+}
+
+// Names lists the presets, sorted.
+func Names() []string {
+	var n []string
+	for k := range reg {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Default is the main job: the paper's single- and multi-host rows with a
+// latency and a throughput workload, about two minutes here.
+var Default = Suite{
+	Name:    "default",
+	Summary: "baseline, host, bridge (same host), nat, vxlan, host-gw (cross host) with tcp_rr and tcp_stream",
+	Source:  "seeds/001 (INFOCOM 2018), Figures 3-6",
+	Cases: []runner.Case{
+		{Network: "baseline", Placement: netmode.SameHost},
+		{Network: "bridge", Placement: netmode.SameHost},
+		{Network: "baseline", Placement: netmode.CrossHost},
+		{Network: "host", Placement: netmode.CrossHost},
+		{Network: "nat", Placement: netmode.CrossHost},
+		{Network: "vxlan", Placement: netmode.CrossHost},
+		{Network: "host-gw", Placement: netmode.CrossHost},
+	},
+	Workloads: []string{"tcp_rr", "tcp_stream"},
+	Params:    workload.Params{Duration: 5 * time.Second},
+}
+
+func init() {
+	Register(Default)
+	Register(Suite{
+		Name:    "single-host",
+		Summary: "none/container (same pod), baseline, host, bridge (same host): TCP and UDP throughput and latency",
+		Source:  "seeds/001 (INFOCOM 2018), single-host modes",
+		Cases: []runner.Case{
+			{Network: "container", Placement: netmode.SamePod},
+			{Network: "none", Placement: netmode.SamePod},
+			{Network: "baseline", Placement: netmode.SameHost},
+			{Network: "host", Placement: netmode.SameHost},
+			{Network: "bridge", Placement: netmode.SameHost},
+		},
+		Workloads: []string{"tcp_rr", "udp_rr", "tcp_stream", "udp_stream"},
+		Params:    workload.Params{Duration: 5 * time.Second},
+	})
+}
