@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what cnperf needs on Debian 12 (as root): Debian packages for the
+# lab and the reference tools, and Go if it is missing. Safe to re-run.
+set -euo pipefail
+
+# Every package cnperf or its tests use; one per line so changes diff well.
+PACKAGES=(
+  iproute2       # ip, bridge: the lab
+  iptables       # nat mode, kube-proxy iptables
+  nftables       # kube-proxy nftables
+  ethtool        # offloads in the environment record
+  procps         # sysctl
+  iperf3         # validation: stream engine against iperf3
+  sockperf       # validation: rr engine against sockperf
+  wrk            # validation: closed-loop HTTP against wrk
+  nginx-light    # the study's HTTP server
+  bird2          # calico-bgp control plane
+  etcd-server    # flannel / docker-overlay KV store
+  etcd-client    # etcdctl
+  clang          # eBPF: regenerating objects
+  llvm
+  libbpf-dev
+  bpftool
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# nginx-light's package starts a system nginx on port 80 in the host's
+# namespace; cnperf starts its own inside pods, so stop the system one.
+if command -v systemctl >/dev/null && systemctl is-active -q nginx 2>/dev/null; then
+  systemctl stop nginx || true
+fi
+
+if ! command -v go >/dev/null; then
+  if [ -x /usr/local/go/bin/go ]; then
+    export PATH=$PATH:/usr/local/go/bin
+  else
+    apt-get install -y -qq golang-go >/dev/null
+  fi
+fi
+go version
