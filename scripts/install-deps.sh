@@ -8,6 +8,7 @@ PACKAGES=(
   iproute2       # ip, bridge: the lab
   iptables       # nat mode, kube-proxy iptables
   nftables       # kube-proxy nftables
+  conntrack      # services: flushing a load balancer's conntrack entries
   ethtool        # offloads in the environment record
   procps         # sysctl
   iperf3         # validation: stream engine against iperf3
