@@ -1,0 +1,91 @@
+package labtest
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netmode"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// Golden builds mode name in a lab whose commands are recorded, not run
+// (no root needed): the hosts, the mode's Setup, a client pod on h1, a
+// server pod on h1 and on h2 where the mode allows those placements, and the
+// address each placement dials. It compares the command text with
+// testdata/NAME.golden (go test -update rewrites it).
+func Golden(t *testing.T, name string) {
+	t.Helper()
+	m, err := netmode.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &lab.Recorder{}
+	l, err := lab.New(lab.Config{ID: "test", Exec: rec, NoStateDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := l.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Setup(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	c, err := m.AddPod(ctx, l, l.Hosts[0], "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial := func(p netmode.Placement, to *lab.Pod, proto string) {
+		ap, err := m.Expose(ctx, l, c, to, proto, 5201)
+		if err != nil {
+			t.Fatalf("expose %s: %v", p, err)
+		}
+		rec.Lines = append(rec.Lines, "# "+string(p)+" "+proto+" dials "+ap.String())
+	}
+	for _, p := range m.Placements() {
+		switch p {
+		case netmode.SamePod:
+			dial(p, c, "tcp")
+		case netmode.SameHost:
+			s, err := m.AddPod(ctx, l, l.Hosts[0], "s1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dial(p, s, "tcp")
+		case netmode.CrossHost:
+			s, err := m.AddPod(ctx, l, l.Hosts[1], "s2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dial(p, s, "tcp")
+			dial(p, s, "udp")
+		}
+	}
+	CompareGolden(t, filepath.Join("testdata", name+".golden"), rec.Text())
+}
+
+// CompareGolden compares got with the file at path, or rewrites it with -update.
+func CompareGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("commands differ from %s (go test -update rewrites it after review):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}

@@ -1,0 +1,162 @@
+// Package labtest holds the root integration test every network mode runs:
+// build the mode in a fresh lab, check connectivity for every placement it
+// allows with short workloads whose results must be sane, check that the
+// placements it refuses are refused with a reason, and check that teardown
+// left nothing behind.
+package labtest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// NeedRoot skips t unless it runs as root with iproute2.
+func NeedRoot(tb testing.TB) {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		tb.Skip("needs root: the lab creates network namespaces (run the tests as root)")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		tb.Skip("needs iproute2 (apt-get install iproute2)")
+	}
+}
+
+// AgentBinary builds cnperf once per test process and returns its path.
+func AgentBinary(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cnperf-test-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "cnperf")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/cnperf/cnperf/cmd/cnperf").CombinedOutput()
+		if err != nil {
+			buildErr = &buildError{string(out), err}
+		}
+	})
+	if buildErr != nil {
+		tb.Fatalf("building cnperf for the agents: %v", buildErr)
+	}
+	return binPath
+}
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
+
+// Plan returns a plan for cases with short durations and a unique lab id.
+func Plan(tb testing.TB, cases []runner.Case, workloads ...string) runner.Plan {
+	return runner.Plan{
+		Cases:     cases,
+		Workloads: workloads,
+		Params:    workload.Params{Duration: 400 * time.Millisecond},
+		Lab:       lab.Config{ID: lab.NewID()},
+		Agent:     []string{AgentBinary(tb), "agent"},
+	}
+}
+
+// AssertClean fails tb if anything of lab id is still on the machine.
+func AssertClean(tb testing.TB, id string) {
+	tb.Helper()
+	ents, _ := os.ReadDir("/run/netns")
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), lab.Prefix+id+"-") {
+			tb.Errorf("namespace %s left behind", e.Name())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(lab.StateRoot, id)); err == nil {
+		tb.Errorf("state folder %s left behind", filepath.Join(lab.StateRoot, id))
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), filepath.Join(lab.StateRoot, id)) {
+			tb.Errorf("process %s of the lab still running: %q", p, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+}
+
+// Mode is the standard integration test of one network mode.
+func Mode(t *testing.T, name string) {
+	NeedRoot(t)
+	m, err := netmode.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := netmode.Check(m); err != nil {
+		t.Skipf("this machine cannot build %s: %v", name, err)
+	}
+	for _, p := range netmode.AllPlacements {
+		ok, why := netmode.Allows(m, p)
+		if !ok {
+			if why == "" {
+				t.Errorf("%s refuses %s without a reason", name, p)
+			}
+			continue
+		}
+		t.Run(string(p), func(t *testing.T) {
+			plan := Plan(t, []runner.Case{{Network: name, Placement: p}}, "tcp_rr", "tcp_stream", "udp_rr")
+			run := &result.Run{Environment: result.CaptureHost()}
+			err := runner.Execute(context.Background(), plan, run)
+			AssertClean(t, plan.Lab.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(run.Results) != 3 {
+				t.Fatalf("got %d results, want 3", len(run.Results))
+			}
+			for _, r := range run.Results {
+				CheckSane(t, r)
+			}
+		})
+	}
+}
+
+// CheckSane fails t if a result has an error or implausible figures.
+func CheckSane(t testing.TB, r result.Result) {
+	t.Helper()
+	if r.Error != "" {
+		t.Errorf("%s %s %s: %s", r.Network, r.Placement, r.Workload, r.Error)
+		return
+	}
+	m := r.Metrics
+	switch {
+	case strings.HasSuffix(r.Workload, "_stream"):
+		if m.ThroughputBps == nil || *m.ThroughputBps < 1e6 {
+			t.Errorf("%s %s %s: throughput %v, want > 1 Mbit/s", r.Network, r.Placement, r.Workload, m.ThroughputBps)
+		}
+	case strings.HasSuffix(r.Workload, "rr"):
+		if m.TransactionsPerS == nil || *m.TransactionsPerS < 100 {
+			t.Errorf("%s %s %s: %v trans/s, want > 100", r.Network, r.Placement, r.Workload, m.TransactionsPerS)
+		}
+		if m.LatencyUs["p50"] <= 0 || m.LatencyUs["p50"] > m.LatencyUs["p99"] || m.LatencyUs["p99"] > m.LatencyUs["max"] {
+			t.Errorf("%s %s %s: latency percentiles out of order: %v", r.Network, r.Placement, r.Workload, m.LatencyUs)
+		}
+		if r.Histogram == "" {
+			t.Errorf("%s %s %s: no histogram", r.Network, r.Placement, r.Workload)
+		}
+	}
+}

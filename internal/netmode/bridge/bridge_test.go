@@ -1,0 +1,13 @@
+package bridge_test
+
+import (
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/labtest"
+	_ "github.com/cnperf/cnperf/internal/netmode/all"
+	_ "github.com/cnperf/cnperf/internal/workload/all"
+)
+
+func TestLab(t *testing.T) { labtest.Mode(t, "bridge") }
+
+func TestGolden(t *testing.T) { labtest.Golden(t, "bridge") }
