@@ -108,6 +108,17 @@ func cmdRun(args []string) error {
 	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json)")
 	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	modeOpts := map[string]string{}
+	fs.Func("mode-opt", "network-mode option key=value, repeatable or comma-separated (e.g. controlplane=off, encrypt=aes-gcm)", func(s string) error {
+		for _, kv := range splitList(s) {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return fmt.Errorf("mode option %q; use key=value", kv)
+			}
+			modeOpts[k] = v
+		}
+		return nil
+	})
 	extra := map[string]*string{}
 	for _, f := range workload.Flags() {
 		extra[f.Name] = fs.String(f.Name, "", f.Usage)
@@ -156,7 +167,7 @@ func cmdRun(args []string) error {
 		Cases:     cases,
 		Workloads: wls,
 		Params:    params,
-		Lab:       lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24")},
+		Lab:       lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24"), ModeOptions: modeOpts},
 		Repeat:    *repeat,
 	}
 	if !*quiet {

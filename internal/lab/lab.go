@@ -38,6 +38,17 @@ type Config struct {
 	ID          string       // run id (default random)
 	SwitchName  string       // default "sw"
 	NoStateDirs bool         // tests: do not create folders
+	// ModeOptions are network-mode knobs (`cnperf run --mode-opt key=value`),
+	// e.g. controlplane=off; each mode reads and validates its own keys.
+	ModeOptions map[string]string
+}
+
+// ModeOpt returns mode option key, or def when it is unset.
+func (c *Config) ModeOpt(key, def string) string {
+	if v, ok := c.ModeOptions[key]; ok {
+		return v
+	}
+	return def
 }
 
 func (c *Config) setDefaults() {
