@@ -7,6 +7,7 @@ import (
 	_ "github.com/cnperf/cnperf/internal/netmode/container" // container
 	_ "github.com/cnperf/cnperf/internal/netmode/host"      // host
 	_ "github.com/cnperf/cnperf/internal/netmode/hostgw"    // host-gw
+	_ "github.com/cnperf/cnperf/internal/netmode/macvlan"   // macvlan
 	_ "github.com/cnperf/cnperf/internal/netmode/nat"       // nat
 	_ "github.com/cnperf/cnperf/internal/netmode/none"      // none
 	_ "github.com/cnperf/cnperf/internal/netmode/vxlan"     // vxlan

@@ -1,0 +1,97 @@
+// Package macvlan puts pods directly on the underlay, as the CNI macvlan
+// plugin does in bridge mode: each pod's eth0 is a macvlan child of its
+// host's underlay NIC with a MAC of its own, so frames leave the pod straight
+// onto the wire with no bridge, veth or routing hop on the host. Siblings on
+// one host talk through the macvlan's internal bridge; pods on other hosts
+// are plain L2 neighbours across the underlay switch.
+//
+// Addressing: a pod takes the next address of its host's pod subnet
+// (10.244.N.0/24) but with the whole cluster pod network's prefix (/16) and
+// no gateway, so every pod of every host is on-link: one flat L2 segment
+// shared with the hosts, with per-host IPAM ranges so hosts never hand out
+// the same address. As with every macvlan setup, a pod cannot reach its own
+// host's underlay address (the parent does not see its children's frames).
+package macvlan
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/netmode/podnet"
+)
+
+func init() { netmode.Register(Mode{}) }
+
+// Mode is macvlan in bridge mode.
+type Mode struct{}
+
+// Name implements netmode.Mode.
+func (Mode) Name() string { return "macvlan" }
+
+// Summary implements netmode.Mode.
+func (Mode) Summary() string {
+	return "macvlan bridge mode: pod eth0 is a macvlan child of the host NIC, pods on the underlay L2 (no bridge, no veth)"
+}
+
+// Placements implements netmode.Mode.
+func (Mode) Placements() []netmode.Placement {
+	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+}
+
+// Requires implements netmode.Mode.
+func (Mode) Requires() netmode.Requirements {
+	return netmode.Requirements{
+		Kernel:   []netmode.KernelFeature{{Config: "CONFIG_MACVLAN", What: "macvlan devices"}},
+		Commands: []string{"ip"},
+	}
+}
+
+// Setup implements netmode.Mode. Macvlan needs the hosts to share one L2
+// segment; nothing else is configured on the hosts.
+func (Mode) Setup(_ context.Context, l *lab.Lab) error {
+	for _, h := range l.Hosts {
+		for _, r := range l.Hosts {
+			if r != h && !h.Underlay.Contains(r.IP) {
+				return fmt.Errorf("macvlan needs the hosts on one L2 segment: %s (%s) and %s (%s) are not; use vxlan or cloud-routed", h.Name, h.Underlay, r.Name, r.Underlay)
+			}
+		}
+	}
+	return nil
+}
+
+// AddPod implements netmode.Mode. Equivalent to:
+//
+//	ip netns add POD
+//	ip -n H link add link eth0 name eth0 netns POD mtu MTU type macvlan mode bridge
+//	ip -n POD addr add IP/PODNETBITS dev eth0
+//	ip -n POD link set eth0 up
+func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
+	pod, err := l.NewPodNS(ctx, h, name)
+	if err != nil {
+		return nil, err
+	}
+	ip, err := h.NextPodIP()
+	if err != nil {
+		return nil, err
+	}
+	pod.IP, pod.Dev = ip, "eth0"
+	if err := l.IP(ctx, h.NetNS, "link", "add", "link", h.Dev, "name", "eth0", "netns", pod.NetNS,
+		"mtu", fmt.Sprint(l.Cfg.MTU), "type", "macvlan", "mode", "bridge"); err != nil {
+		return nil, fmt.Errorf("creating macvlan for pod %s: %w", name, err)
+	}
+	if err := l.IP(ctx, pod.NetNS, "addr", "add", netip.PrefixFrom(ip, l.Cfg.PodNet.Bits()).String(), "dev", "eth0"); err != nil {
+		return nil, err
+	}
+	if err := l.IP(ctx, pod.NetNS, "link", "set", "eth0", "up"); err != nil {
+		return nil, err
+	}
+	return pod, nil
+}
+
+// Expose implements netmode.Mode.
+func (Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, port int) (netip.AddrPort, error) {
+	return podnet.Direct(from, to, port)
+}
