@@ -179,6 +179,16 @@ func cmdRun(args []string) error {
 	if err := preflight(); err != nil {
 		return err
 	}
+	if *networks != "" {
+		// A network the user named must be buildable; a suite's rows that
+		// are not are skipped with the reason instead.
+		for _, c := range cases {
+			m, _ := netmode.Get(c.Network)
+			if err := netmode.Check(m); err != nil {
+				return err
+			}
+		}
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err

@@ -1,0 +1,100 @@
+package lab
+
+import (
+	"context"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func TestConfigValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  Config
+		want string // substring of the error; "" = valid
+	}{
+		{"defaults", Config{}, ""},
+		{"mtu too small", Config{MTU: 100}, "MTU"},
+		{"jumbo ok", Config{MTU: 9000}, ""},
+		{"too many hosts", Config{Hosts: 500}, "hosts"},
+		{"overlap", Config{Underlay: netip.MustParsePrefix("10.244.0.0/24")}, "overlaps"},
+		{"tiny underlay", Config{Underlay: netip.MustParsePrefix("10.1.0.0/30")}, "/24 or shorter"},
+		{"v6 pods", Config{PodNet: netip.MustParsePrefix("fd00::/16")}, "IPv4"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.cfg.Validate()
+			if c.want == "" && err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Fatalf("error %v, want it to mention %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestAddressing(t *testing.T) {
+	l, err := New(Config{Hosts: 3, ID: "abc", NoStateDirs: true, Exec: &Recorder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ ns, ip, pods string }{
+		{"cnperf-abc-h1", "10.100.0.1", "10.244.1.0/24"},
+		{"cnperf-abc-h2", "10.100.0.2", "10.244.2.0/24"},
+		{"cnperf-abc-h3", "10.100.0.3", "10.244.3.0/24"},
+	}
+	for i, w := range want {
+		h := l.Hosts[i]
+		if h.NetNS != w.ns || h.IP.String() != w.ip || h.PodCIDR.String() != w.pods {
+			t.Errorf("host %d = %s %s %s, want %v", i+1, h.NetNS, h.IP, h.PodCIDR, w)
+		}
+	}
+	if l.Switch != "cnperf-abc-sw" {
+		t.Errorf("switch %s", l.Switch)
+	}
+}
+
+func TestPodIPAM(t *testing.T) {
+	l, _ := New(Config{ID: "x", NoStateDirs: true, Exec: &Recorder{}})
+	h := l.Hosts[0]
+	first, _ := h.NextPodIP()
+	second, _ := h.NextPodIP()
+	if first.String() != "10.244.1.2" || second.String() != "10.244.1.3" {
+		t.Fatalf("got %s, %s", first, second)
+	}
+	// .1 is the gateway, .255 broadcast: .2 to .254 are pods, 253 in all.
+	got := 2
+	var err error
+	for {
+		if _, err = h.NextPodIP(); err != nil {
+			break
+		}
+		got++
+	}
+	if got != 253 || !strings.Contains(err.Error(), "full") {
+		t.Fatalf("subnet full after %d pods, err %v", got, err)
+	}
+}
+
+func TestTeardownRecordsDeletes(t *testing.T) {
+	rec := &Recorder{}
+	l, _ := New(Config{ID: "t", NoStateDirs: true, Exec: rec})
+	if err := l.Create(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Teardown(); err != nil {
+		t.Fatal(err)
+	}
+	text := rec.Text()
+	for _, ns := range []string{"cnperf-t-sw", "cnperf-t-h1", "cnperf-t-h2"} {
+		if !strings.Contains(text, "ip netns del "+ns+"\n") {
+			t.Errorf("teardown does not delete %s:\n%s", ns, text)
+		}
+	}
+	before := len(rec.Lines)
+	_ = l.Teardown()
+	if len(rec.Lines) != before {
+		t.Error("second teardown ran commands again")
+	}
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Sets up what is missing and runs every test: formatting, vet, generated
+# eBPF objects, unit tests and (as root) the lab's integration tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || echo "test.sh: not root: the lab's integration tests will be skipped" >&2
+./scripts/install-deps.sh
+export PATH=$PATH:/usr/local/go/bin
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change: $unformatted" >&2
+  exit 1
+fi
+go vet ./...
+if [ -x scripts/check-bpf.sh ]; then
+  ./scripts/check-bpf.sh
+fi
+go test -count=1 -timeout 25m ./...
