@@ -5,6 +5,7 @@ package hist
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -115,3 +116,39 @@ func (x *H) Summary(ps []struct {
 }
 
 func us(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// TailPercentiles are the open-loop latency percentiles, as the seed-000
+// study tabulates them, down to p99.999.
+var TailPercentiles = []struct {
+	Key string
+	Q   float64
+}{
+	{"p50", 50}, {"p95", 95}, {"p99", 99}, {"p99.5", 99.5}, {"p99.9", 99.9},
+	{"p99.99", 99.99}, {"p99.999", 99.999},
+}
+
+// Significant reports whether percentile q (0..100) is backed by the
+// samples taken: q needs at least 1/(1-q) samples, so that at least one
+// sample lies at or beyond it (p99.999 needs 100,000). Max is always backed.
+func (x *H) Significant(q float64) bool {
+	if q >= 100 {
+		return x.Count() > 0
+	}
+	need := 100 / (100 - q)
+	return float64(x.Count()) >= need-1e-9
+}
+
+// WriteHgrm writes the percentile distribution in HdrHistogram's standard
+// .hgrm text (as HistogramLogProcessor and the HdrHistogram plotter read
+// it), values in microseconds.
+func (x *H) WriteHgrm(w io.Writer) error {
+	_, err := x.h.PercentilesPrint(w, 5, 1e3)
+	return err
+}
+
+// Clone returns an independent copy of x.
+func (x *H) Clone() *H {
+	c := New()
+	c.h.Merge(x.h)
+	return c
+}
