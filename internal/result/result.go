@@ -64,6 +64,9 @@ type Metrics struct {
 	ClientCPUSPerS   *float64           `json:"client_cpu_s_per_s,omitempty"`
 	ServerCPUSPerS   *float64           `json:"server_cpu_s_per_s,omitempty"`
 	Extra            map[string]float64 `json:"extra,omitempty"`
+	// Histograms are encoded HDR histograms (ns) beside the result's main
+	// one, by name: "uncorrected" latency and "send_lag" of open-loop runs.
+	Histograms map[string]string `json:"histograms,omitempty"`
 }
 
 // F and I make optional metric pointers.

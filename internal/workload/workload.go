@@ -36,6 +36,9 @@ type Report struct {
 	Histogram    string             `json:"histogram,omitempty"`
 	CPUSeconds   float64            `json:"cpu_seconds,omitempty"` // user+system of the agent in the job
 	Extra        map[string]float64 `json:"extra,omitempty"`
+	// Histograms are further encoded HDR histograms (ns) by name, e.g. the
+	// uncorrected latency and send lag of an open-loop run.
+	Histograms map[string]string `json:"histograms,omitempty"`
 }
 
 // Workload is one measurement.
