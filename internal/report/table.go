@@ -64,13 +64,13 @@ func pct(v float64) string  { return fmt.Sprintf("%.2f%%", v*100) }
 
 func columnsFor(workload string) []column {
 	switch {
-	case strings.HasSuffix(workload, "_stream"):
+	case strings.HasSuffix(workload, "_stream") || strings.HasPrefix(workload, "iperf3"):
 		cs := []column{{workload, workload + " Gbit/s", tput, gbps, true}}
 		if strings.HasPrefix(workload, "udp") {
 			cs = append(cs, column{workload, "loss", loss, pct, false})
 		}
 		return cs
-	case strings.HasSuffix(workload, "_rr") || strings.HasSuffix(workload, "_crr"):
+	case strings.HasSuffix(workload, "_rr") || strings.HasSuffix(workload, "_crr") || strings.HasPrefix(workload, "sockperf"):
 		return []column{
 			{workload, workload + " trans/s", tps, count, true},
 			{workload, "p50 us", lat("p50"), usec, false},

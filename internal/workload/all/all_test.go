@@ -111,4 +111,3 @@ func TestUnknownWorkload(t *testing.T) {
 		t.Fatal("want an error for an unknown workload")
 	}
 }
-
