@@ -163,6 +163,16 @@ type Lab struct {
 	procs      []*Proc
 	log        []string
 	pods       map[string]*Pod
+	cleanups   []func() error
+}
+
+// OnTeardown registers fn to run at Teardown, newest first, after the
+// processes stop and before the namespaces go: for what a mode holds in
+// cnperf's own process (BPF links and maps) rather than in a namespace.
+func (l *Lab) OnTeardown(fn func() error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cleanups = append(l.cleanups, fn)
 }
 
 // New plans a lab; Create builds it.
@@ -327,12 +337,17 @@ func (l *Lab) Teardown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	l.mu.Lock()
-	procs, nss := l.procs, l.namespaces
-	l.procs, l.namespaces = nil, nil
+	procs, nss, cleanups := l.procs, l.namespaces, l.cleanups
+	l.procs, l.namespaces, l.cleanups = nil, nil, nil
 	l.mu.Unlock()
 	var errs []error
 	for _, p := range procs {
 		p.Stop()
+	}
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		if err := cleanups[i](); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for i := len(nss) - 1; i >= 0; i-- {
 		if err := removeNS(ctx, l.Cfg.Exec, nss[i]); err != nil {
