@@ -138,7 +138,40 @@ type pair struct {
 	cAgent, sAgent *agent.Client
 }
 
-func runNetwork(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Placement, run *result.Run) (err error) {
+// Built is a network built in a lab with agents running in its pods: what a
+// measurement needs, and what `cnperf lab` keeps up for other tools.
+type Built struct {
+	Lab   *lab.Lab
+	Mode  netmode.Mode
+	Pairs []pair
+	Ready time.Duration // from lab creation to agents answering
+}
+
+// PairInfo describes one client/server pair for display.
+type PairInfo struct {
+	Placement                netmode.Placement
+	ClientNS, ServerNS       string
+	ClientIP, ServerIP       string
+	ClientAgent, ServerAgent string
+}
+
+// Info lists the pairs.
+func (b *Built) Info() []PairInfo {
+	var out []PairInfo
+	for _, pr := range b.Pairs {
+		out = append(out, PairInfo{
+			Placement: pr.placement, ClientNS: pr.client.NetNS, ServerNS: pr.server.NetNS,
+			ClientIP: pr.client.IP.String(), ServerIP: pr.server.IP.String(),
+			ClientAgent: pr.cAgent.Addr, ServerAgent: pr.sAgent.Addr,
+		})
+	}
+	return out
+}
+
+// Build creates a lab for mode m with a client/server pod pair per
+// placement, each pod running an agent. On error everything built so far
+// is torn down; on success the caller owns b.Lab and must Teardown it.
+func Build(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Placement) (b *Built, err error) {
 	cfg := p.Lab
 	cfg.Name = m.Name()
 	need := 1
@@ -152,20 +185,28 @@ func runNetwork(ctx context.Context, p Plan, m netmode.Mode, placements []netmod
 	}
 	l, err := lab.New(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
-		if terr := l.Teardown(); terr != nil && err == nil {
-			err = fmt.Errorf("teardown: %w", terr)
+		if err != nil {
+			_ = l.Teardown()
 		}
 	}()
+	b = &Built{Lab: l, Mode: m}
 	p.logf("building %s (lab %s)", m.Name(), l.ID)
 	t0 := time.Now()
 	if err := l.Create(ctx); err != nil {
-		return err
+		return nil, err
+	}
+	for _, h := range l.Hosts {
+		for _, kv := range LabSysctls {
+			if err := l.Sysctl(ctx, h.NetNS, kv[0], kv[1]); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := m.Setup(ctx, l); err != nil {
-		return fmt.Errorf("setting up: %w", err)
+		return nil, fmt.Errorf("setting up: %w", err)
 	}
 	h1 := l.Hosts[0]
 	agents := map[string]*agent.Client{} // by pod key
@@ -210,18 +251,10 @@ func runNetwork(ctx context.Context, p Plan, m netmode.Mode, placements []netmod
 		podsByKey[name] = pod
 		return pod, nil
 	}
-	for _, h := range l.Hosts {
-		for _, kv := range LabSysctls {
-			if err := l.Sysctl(ctx, h.NetNS, kv[0], kv[1]); err != nil {
-				return err
-			}
-		}
-	}
-	var pairs []pair
 	for _, pl := range placements {
 		client, err := addPod(h1, "c1")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var server *lab.Pod
 		switch pl {
@@ -233,11 +266,11 @@ func runNetwork(ctx context.Context, p Plan, m netmode.Mode, placements []netmod
 			server, err = addPod(l.Hosts[1], "s2")
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ca, err := startAgent(client, "c1")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		skey := server.Name
 		if pl == netmode.SamePod {
@@ -245,16 +278,31 @@ func runNetwork(ctx context.Context, p Plan, m netmode.Mode, placements []netmod
 		}
 		sa, err := startAgent(server, skey)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		pairs = append(pairs, pair{placement: pl, client: client, server: server, cAgent: ca, sAgent: sa})
+		b.Pairs = append(b.Pairs, pair{placement: pl, client: client, server: server, cAgent: ca, sAgent: sa})
 	}
+	b.Ready = time.Since(t0)
+	p.logf("  %s ready in %v", m.Name(), b.Ready.Round(time.Millisecond))
+	return b, nil
+}
+
+func runNetwork(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Placement, run *result.Run) (err error) {
+	b, err := Build(ctx, p, m, placements)
+	if err != nil {
+		return err
+	}
+	l := b.Lab
+	defer func() {
+		if terr := l.Teardown(); terr != nil && err == nil {
+			err = fmt.Errorf("teardown: %w", terr)
+		}
+	}()
 	if run.Environment.Offloads == nil {
 		captureLabEnv(ctx, l, run)
 	}
-	p.logf("  %s ready in %v", m.Name(), time.Since(t0).Round(time.Millisecond))
 	port := 5201
-	for _, pr := range pairs {
+	for _, pr := range b.Pairs {
 		for _, wname := range p.Workloads {
 			w, _ := workload.Get(wname)
 			for rep := 0; rep < p.Repeat; rep++ {
