@@ -29,10 +29,12 @@ func init() {
 		{"run", "build networks in a local lab, run workloads, print the comparison and write JSON", cmdRun},
 		{"networks", "list the networks and whether this machine can build them", cmdNetworks},
 		{"workloads", "list the workloads", cmdWorkloads},
+		{"lab", "build one network and keep it up for other tools (iperf3, sockperf, tcpdump)", cmdLab},
 		{"suites", "list the presets `cnperf run --suite NAME` runs", cmdSuites},
 		{"report", "print the comparison table of a results JSON file", cmdReport},
 		{"clean", "remove what killed runs left behind (namespaces, processes, state)", cmdClean},
 		{"agent", "(internal) the in-pod agent the coordinator drives", cmdAgent},
+		{"tund", "(internal) the user-space tunnel daemon of flannel-udp and weave", cmdTund},
 		{"version", "print the version", func([]string) error { fmt.Println("cnperf", version); return nil }},
 	}
 }
