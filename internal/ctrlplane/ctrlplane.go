@@ -9,8 +9,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
 )
@@ -78,4 +80,37 @@ func ProcsCPU(procs []*lab.Proc) float64 {
 		}
 	}
 	return sum
+}
+
+// WaitLog waits until the log of process name (started with Start) has a
+// line equal to want, or the process exits, or limit passes. A recording
+// lab returns at once.
+func WaitLog(ctx context.Context, l *lab.Lab, p *lab.Proc, name, want string, limit time.Duration) error {
+	if Recording(l) {
+		return nil
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		b, _ := os.ReadFile(filepath.Join(l.Dir, name+".log"))
+		for _, line := range strings.Split(string(b), "\n") {
+			if line == want {
+				return nil
+			}
+		}
+		if p != nil {
+			select {
+			case <-p.Done():
+				return fmt.Errorf("%s exited: %s", name, l.LogTail(name, 5))
+			default:
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: no %q after %v (log: %s)", name, want, limit, l.LogTail(name, 5))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

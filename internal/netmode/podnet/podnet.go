@@ -9,6 +9,7 @@ import (
 	"net/netip"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netmode"
 )
 
 // EnsureBridge creates bridge name on host h with the pod subnet's gateway
@@ -46,6 +47,7 @@ func AttachPod(ctx context.Context, l *lab.Lab, h *lab.Host, name, bridge string
 	if err != nil {
 		return nil, err
 	}
+	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
 	ip, err := h.NextPodIP()
 	if err != nil {
 		return nil, err

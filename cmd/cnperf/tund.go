@@ -1,0 +1,18 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/cnperf/cnperf/internal/tund"
+)
+
+// cmdTund is the user-space tunnel daemon flannel-udp and weave start on
+// each lab host; it runs until SIGTERM.
+func cmdTund(args []string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return tund.Main(ctx, args, os.Stdout)
+}

@@ -1,0 +1,43 @@
+package flanneludp_test
+
+import (
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/labtest"
+	_ "github.com/cnperf/cnperf/internal/netmode/all"
+	"github.com/cnperf/cnperf/internal/netmode/overlaytest"
+	"github.com/cnperf/cnperf/internal/tund"
+	_ "github.com/cnperf/cnperf/internal/workload/all"
+)
+
+func useBuiltCnperf(t *testing.T) {
+	labtest.NeedRoot(t)
+	tund.Binary = labtest.AgentBinary(t)
+	t.Cleanup(func() { tund.Binary = "" })
+}
+
+// TestLab is the standard integration test over leases in a real etcd.
+func TestLab(t *testing.T) {
+	useBuiltCnperf(t)
+	labtest.Mode(t, "flannel-udp")
+}
+
+// TestLabStatic runs the daemons with static routes, no etcd.
+func TestLabStatic(t *testing.T) {
+	useBuiltCnperf(t)
+	overlaytest.Mode(t, "flannel-udp", map[string]string{"controlplane": "off"})
+}
+
+func TestGolden(t *testing.T) {
+	tund.Binary = "cnperf"
+	t.Cleanup(func() { tund.Binary = "" })
+	for _, c := range []struct {
+		file string
+		opts map[string]string
+	}{
+		{"flannel-udp", nil},
+		{"flannel-udp-static", map[string]string{"controlplane": "off"}},
+	} {
+		t.Run(c.file, func(t *testing.T) { overlaytest.Golden(t, "flannel-udp", c.opts, c.file) })
+	}
+}

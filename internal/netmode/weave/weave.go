@@ -1,0 +1,201 @@
+// Package weave is Weave Net's sleeve datapath: every host runs a router in
+// user space; pods sit on one flat subnet (here the whole pod network, /16)
+// attached to the host's "weave" bridge; the router captures the frames on
+// that bridge (here through a TAP port, weavetap), learns behind which peer
+// each MAC lives, and carries frames to peers in UDP datagrams on port 6784,
+// flooding broadcasts (ARP) to every peer. Peers are given on the command
+// line, as `weave launch PEER...` does; there is no KV store.
+//
+// Mode options: encrypt=aes-gcm seals every datagram (AES-256-GCM, key from
+// password=..., default "cnperf-lab"), as Weave's encrypted sleeve does
+// with NaCl, to show the cost of encryption; encrypt=none (default) does not.
+package weave
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/ctrlplane"
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/tund"
+)
+
+// Weave's names and numbers.
+const (
+	BridgeName = "weave"
+	TapName    = "weavetap"
+	Port       = 6784
+	Overhead   = 20 + 8 + 14 // outer IP + UDP + the inner Ethernet header
+)
+
+func init() { netmode.Register(&Mode{labs: map[*lab.Lab][]*lab.Proc{}}) }
+
+// Mode is Weave sleeve.
+type Mode struct {
+	mu   sync.Mutex
+	labs map[*lab.Lab][]*lab.Proc
+}
+
+// Name implements netmode.Mode.
+func (*Mode) Name() string { return "weave" }
+
+// Summary implements netmode.Mode.
+func (*Mode) Summary() string {
+	return "Weave sleeve: user-space router between the weave bridge (TAP) and UDP 6784; --mode-opt encrypt=aes-gcm"
+}
+
+// Placements implements netmode.Mode.
+func (*Mode) Placements() []netmode.Placement {
+	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+}
+
+// Refuse implements netmode.Refuser.
+func (*Mode) Refuse(p netmode.Placement) string {
+	if p == netmode.SamePod {
+		return "weave connects pods; containers in one pod share a namespace and never use it"
+	}
+	return ""
+}
+
+// Requires implements netmode.Mode.
+func (*Mode) Requires() netmode.Requirements {
+	return netmode.Requirements{
+		Kernel: []netmode.KernelFeature{
+			{Config: "CONFIG_TUN", What: "TUN/TAP devices"},
+			{Config: "CONFIG_BRIDGE", What: "Linux bridge"},
+		},
+		Commands: []string{"ip"},
+	}
+}
+
+// options reads encrypt= and password=.
+func options(l *lab.Lab) (encrypt bool, password string, err error) {
+	switch v := l.Cfg.ModeOpt("encrypt", "none"); v {
+	case "none", "off", "":
+	case "aes-gcm", "on":
+		encrypt = true
+	default:
+		return false, "", fmt.Errorf("weave: encrypt=%q; use none or aes-gcm", v)
+	}
+	return encrypt, l.Cfg.ModeOpt("password", "cnperf-lab"), nil
+}
+
+// PodMTU is the MTU that keeps a sealed frame in one underlay packet.
+func PodMTU(l *lab.Lab) int {
+	enc, _, _ := options(l)
+	m := l.Cfg.MTU - Overhead
+	if enc {
+		m -= tund.Overhead
+	}
+	return m
+}
+
+// Setup implements netmode.Mode: on each host the weave bridge, its TAP
+// port and the router, peered with every other host.
+func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
+	enc, password, err := options(l)
+	if err != nil {
+		return err
+	}
+	daemon, err := tund.Command()
+	if err != nil {
+		return err
+	}
+	pwFile := filepath.Join(l.Dir, "weave-password")
+	if enc && !ctrlplane.Recording(l) {
+		if err := os.WriteFile(pwFile, []byte(password), 0o600); err != nil {
+			return fmt.Errorf("weave password: %w", err)
+		}
+	}
+	mtu := fmt.Sprint(PodMTU(l))
+	for _, h := range l.Hosts {
+		steps := [][]string{
+			{"link", "add", BridgeName, "mtu", mtu, "type", "bridge"},
+			{"link", "set", BridgeName, "up"},
+			{"tuntap", "add", "dev", TapName, "mode", "tap"},
+			{"link", "set", TapName, "mtu", mtu, "master", BridgeName, "up"},
+		}
+		for _, s := range steps {
+			if err := l.IP(ctx, h.NetNS, s...); err != nil {
+				return fmt.Errorf("weave bridge on %s: %w", h.Name, err)
+			}
+		}
+	}
+	var procs []*lab.Proc
+	for _, h := range l.Hosts {
+		argv := append(append([]string{}, daemon...), "--l2", "--dev", TapName, "--listen", netip.AddrPortFrom(h.IP, Port).String())
+		for _, r := range l.Hosts {
+			if r != h {
+				argv = append(argv, "--peer", netip.AddrPortFrom(r.IP, Port).String())
+			}
+		}
+		if enc {
+			argv = append(argv, "--password-file", pwFile)
+		}
+		p, err := ctrlplane.Start(l, h.NetNS, "weave-"+h.Name, argv...)
+		if err != nil {
+			return err
+		}
+		procs = append(procs, p)
+		m.mu.Lock()
+		m.labs[l] = procs
+		m.mu.Unlock()
+	}
+	for i, h := range l.Hosts {
+		want := fmt.Sprintf("ready dev=%s l2=true listen=%s encrypt=%v", TapName, netip.AddrPortFrom(h.IP, Port), enc)
+		if err := ctrlplane.WaitLog(ctx, l, procs[i], "weave-"+h.Name, want, 15*time.Second); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddPod implements netmode.Mode: a veth into the weave bridge and an
+// address of the flat pod network.
+func (*Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
+	pod, err := l.NewPodNS(ctx, h, name)
+	if err != nil {
+		return nil, err
+	}
+	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
+	ip, err := h.NextPodIP()
+	if err != nil {
+		return nil, err
+	}
+	pod.IP, pod.Dev = ip, "eth0"
+	mtu := fmt.Sprint(PodMTU(l))
+	hv := podnet.HostVeth(name)
+	steps := [][]string{
+		{"ip", "-n", h.NetNS, "link", "add", hv, "mtu", mtu, "type", "veth", "peer", "name", "eth0", "mtu", mtu, "netns", pod.NetNS},
+		{"ip", "-n", h.NetNS, "link", "set", hv, "master", BridgeName, "up"},
+		{"ip", "-n", pod.NetNS, "addr", "add", netip.PrefixFrom(ip, l.Cfg.PodNet.Bits()).String(), "dev", "eth0"},
+		{"ip", "-n", pod.NetNS, "link", "set", "eth0", "up"},
+	}
+	for _, s := range steps {
+		if _, err := l.Run(ctx, s...); err != nil {
+			return nil, fmt.Errorf("attaching pod %s: %w", name, err)
+		}
+	}
+	netmode.MarkPhase(ctx, netmode.PhaseLinks)
+	return pod, nil
+}
+
+// Expose implements netmode.Mode.
+func (*Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, port int) (netip.AddrPort, error) {
+	return podnet.Direct(from, to, port)
+}
+
+// DaemonCPUSeconds implements netmode.DaemonCPU.
+func (m *Mode) DaemonCPUSeconds(l *lab.Lab) float64 {
+	m.mu.Lock()
+	procs := m.labs[l]
+	m.mu.Unlock()
+	return ctrlplane.ProcsCPU(procs)
+}

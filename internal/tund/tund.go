@@ -1,0 +1,413 @@
+// Package tund is the user-space datapath of cnperf's user-space overlays,
+// run as the hidden `cnperf tund` command inside a lab host's namespace:
+// it moves packets between a TUN or TAP device and a UDP socket, so every
+// packet crosses the user/kernel boundary twice on each host, as Flannel's
+// udp backend (flanneld with flannel0, UDP 8285) and Weave's sleeve router
+// (frames captured off the weave bridge, UDP 6784) do.
+//
+// In L3 mode (flannel) it routes by destination address: a table of pod
+// subnet -> peer host, given statically or followed from Flannel's subnet
+// leases in etcd. In L2 mode (weave) it switches Ethernet frames: it learns
+// which peer each source MAC lives behind and floods unknown and broadcast
+// frames to every peer. Either mode can seal each datagram with AES-GCM
+// (a 12-byte nonce and 16-byte tag per packet), Weave's encrypted tunnel.
+package tund
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/ctrlplane/etcd"
+)
+
+// Encryption overhead per datagram.
+const (
+	NonceSize = 12
+	TagSize   = 16
+	Overhead  = NonceSize + TagSize
+)
+
+// Config is one daemon's job.
+type Config struct {
+	Dev      string                          // TUN (L3) or TAP (L2) device, already created
+	L2       bool                            // switch Ethernet frames (weave) instead of routing packets (flannel)
+	Listen   netip.AddrPort                  // UDP address to receive on
+	Peers    []netip.AddrPort                // L2: every other router
+	Routes   map[netip.Prefix]netip.AddrPort // L3: static routes
+	Etcd     string                          // L3: follow leases from this etcd (http://IP:2379)
+	Prefix   string                          // L3: lease key prefix
+	PeerPort int                             // L3: UDP port of peers found in leases
+	Password string                          // non-empty: seal datagrams with AES-GCM under sha256(password)
+	Log      io.Writer
+}
+
+type route struct {
+	net  netip.Prefix
+	peer netip.AddrPort
+}
+
+// Daemon is a running tunnel.
+type Daemon struct {
+	cfg    Config
+	tun    int
+	conn   *net.UDPConn
+	aead   cipher.AEAD
+	salt   uint32
+	seq    atomic.Uint64
+	routes atomic.Pointer[[]route]
+	macMu  sync.RWMutex
+	macs   map[[6]byte]netip.AddrPort
+
+	// counters
+	TunIn, TunOut, UDPIn, UDPOut, Drops atomic.Uint64
+}
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	d := &Daemon{cfg: cfg, macs: map[[6]byte]netip.AddrPort{}}
+	empty := []route{}
+	d.routes.Store(&empty)
+	if cfg.Password != "" {
+		key := sha256.Sum256([]byte(cfg.Password))
+		blk, err := aes.NewCipher(key[:])
+		if err != nil {
+			return err
+		}
+		if d.aead, err = cipher.NewGCM(blk); err != nil {
+			return err
+		}
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		d.salt = binary.BigEndian.Uint32(b[:])
+	}
+	fd, err := openTun(cfg.Dev, cfg.L2)
+	if err != nil {
+		return err
+	}
+	d.tun = fd
+	defer unix.Close(fd)
+	d.conn, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(cfg.Listen))
+	if err != nil {
+		return fmt.Errorf("tund: %w", err)
+	}
+	defer d.conn.Close()
+	if len(cfg.Routes) > 0 {
+		rs := make([]route, 0, len(cfg.Routes))
+		for n, p := range cfg.Routes {
+			rs = append(rs, route{n.Masked(), p})
+		}
+		d.routes.Store(&rs)
+	}
+	fmt.Fprintf(cfg.Log, "ready dev=%s l2=%v listen=%s encrypt=%v\n", cfg.Dev, cfg.L2, cfg.Listen, d.aead != nil)
+	if !cfg.L2 {
+		fmt.Fprintf(cfg.Log, "routes=%d\n", len(*d.routes.Load()))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if cfg.Etcd != "" {
+		c := &etcd.Client{URL: cfg.Etcd}
+		go c.Follow(ctx, cfg.Prefix, d.setLeases)
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- d.fromTun() }()
+	go func() { errc <- d.fromUDP() }()
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	d.conn.Close()
+	fmt.Fprintf(cfg.Log, "stats tun_in=%d udp_out=%d udp_in=%d tun_out=%d drops=%d\n",
+		d.TunIn.Load(), d.UDPOut.Load(), d.UDPIn.Load(), d.TunOut.Load(), d.Drops.Load())
+	return err
+}
+
+// Lease is the part of a Flannel subnet lease the daemon needs.
+type Lease struct {
+	PublicIP string `json:"PublicIP"`
+}
+
+// LeaseSubnet parses a lease key ".../10.244.2.0-24" into its subnet.
+func LeaseSubnet(key string) (netip.Prefix, error) {
+	i := strings.LastIndexByte(key, '/')
+	return netip.ParsePrefix(strings.Replace(key[i+1:], "-", "/", 1))
+}
+
+// setLeases replaces the routing table with the leases of other hosts.
+func (d *Daemon) setLeases(kvs []etcd.KV) {
+	var rs []route
+	for _, kv := range kvs {
+		n, err := LeaseSubnet(kv.Key)
+		if err != nil {
+			continue
+		}
+		var l Lease
+		if json.Unmarshal([]byte(kv.Value), &l) != nil {
+			continue
+		}
+		ip, err := netip.ParseAddr(l.PublicIP)
+		if err != nil || ip == d.cfg.Listen.Addr() {
+			continue
+		}
+		rs = append(rs, route{n.Masked(), netip.AddrPortFrom(ip, uint16(d.cfg.PeerPort))})
+	}
+	d.routes.Store(&rs)
+	fmt.Fprintf(d.cfg.Log, "routes=%d\n", len(rs))
+}
+
+func (d *Daemon) lookup(dst netip.Addr) (netip.AddrPort, bool) {
+	best, bits := netip.AddrPort{}, -1
+	for _, r := range *d.routes.Load() {
+		if r.net.Bits() > bits && r.net.Contains(dst) {
+			best, bits = r.peer, r.net.Bits()
+		}
+	}
+	return best, bits >= 0
+}
+
+// fromTun reads what the kernel routed into the device and sends it to the
+// peer behind its destination.
+func (d *Daemon) fromTun() error {
+	buf := make([]byte, NonceSize+65536+TagSize)
+	keep := make([]byte, 65536)
+	for {
+		n, err := unix.Read(d.tun, buf[NonceSize:NonceSize+65536])
+		if err != nil {
+			if err == unix.EINTR || err == unix.EAGAIN {
+				continue
+			}
+			return fmt.Errorf("tund: reading %s: %w", d.cfg.Dev, err)
+		}
+		d.TunIn.Add(1)
+		pkt := buf[NonceSize : NonceSize+n]
+		if d.cfg.L2 {
+			if n < 14 {
+				d.Drops.Add(1)
+				continue
+			}
+			var dst [6]byte
+			copy(dst[:], pkt[0:6])
+			d.macMu.RLock()
+			peer, ok := d.macs[dst]
+			d.macMu.RUnlock()
+			if ok && dst[0]&1 == 0 {
+				d.send(buf, n, peer, nil)
+				continue
+			}
+			for _, p := range d.cfg.Peers { // flood: broadcast, multicast, unknown
+				d.send(buf, n, p, keep[:n])
+			}
+			continue
+		}
+		if n < 20 || pkt[0]>>4 != 4 {
+			d.Drops.Add(1)
+			continue
+		}
+		peer, ok := d.lookup(netip.AddrFrom4([4]byte(pkt[16:20])))
+		if !ok {
+			d.Drops.Add(1)
+			continue
+		}
+		d.send(buf, n, peer, nil)
+	}
+}
+
+// send transmits buf[NonceSize:NonceSize+n], sealed in place when
+// encrypting, which keeps the hot path free of allocation. When flooding
+// (keep set) the plaintext is restored for the next peer, each copy sealed
+// under a fresh nonce.
+func (d *Daemon) send(buf []byte, n int, peer netip.AddrPort, keep []byte) {
+	out := buf[NonceSize : NonceSize+n]
+	if d.aead != nil {
+		if keep != nil {
+			copy(keep, out)
+		}
+		nonce := buf[:NonceSize]
+		binary.BigEndian.PutUint32(nonce[0:4], d.salt)
+		binary.BigEndian.PutUint64(nonce[4:12], d.seq.Add(1))
+		sealed := d.aead.Seal(out[:0], nonce, out, nil)
+		out = buf[:NonceSize+len(sealed)]
+	}
+	_, err := d.conn.WriteToUDPAddrPort(out, peer)
+	if keep != nil && d.aead != nil {
+		copy(buf[NonceSize:], keep[:n])
+	}
+	if err != nil {
+		d.Drops.Add(1)
+		return
+	}
+	d.UDPOut.Add(1)
+}
+
+// fromUDP receives peers' datagrams and hands them to the kernel.
+func (d *Daemon) fromUDP() error {
+	buf := make([]byte, 65536+Overhead)
+	for {
+		n, from, err := d.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("tund: receiving: %w", err)
+		}
+		d.UDPIn.Add(1)
+		pkt := buf[:n]
+		if d.aead != nil {
+			if n < Overhead {
+				d.Drops.Add(1)
+				continue
+			}
+			pkt, err = d.aead.Open(buf[NonceSize:NonceSize], buf[:NonceSize], buf[NonceSize:n], nil)
+			if err != nil {
+				d.Drops.Add(1) // forged, corrupted or under another password
+				continue
+			}
+		}
+		if d.cfg.L2 && len(pkt) >= 14 {
+			var src [6]byte
+			copy(src[:], pkt[6:12])
+			from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+			d.macMu.RLock()
+			known := d.macs[src] == from
+			d.macMu.RUnlock()
+			if !known {
+				d.macMu.Lock()
+				d.macs[src] = from
+				d.macMu.Unlock()
+			}
+		}
+		if _, err := unix.Write(d.tun, pkt); err != nil {
+			d.Drops.Add(1)
+			continue
+		}
+		d.TunOut.Add(1)
+	}
+}
+
+// openTun attaches to the TUN (or TAP) device name, which the lab created
+// persistent with `ip tuntap add`, without packet information headers.
+func openTun(name string, tap bool) (int, error) {
+	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("tund: opening /dev/net/tun: %w (needs CONFIG_TUN)", err)
+	}
+	var ifr [unix.IFNAMSIZ + 64]byte
+	copy(ifr[:unix.IFNAMSIZ-1], name)
+	flags := uint16(unix.IFF_TUN | unix.IFF_NO_PI)
+	if tap {
+		flags = unix.IFF_TAP | unix.IFF_NO_PI
+	}
+	binary.NativeEndian.PutUint16(ifr[unix.IFNAMSIZ:], flags)
+	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.TUNSETIFF), uintptr(unsafe.Pointer(&ifr[0]))); errno != 0 {
+		unix.Close(fd)
+		return -1, fmt.Errorf("tund: attaching to %s: %w", name, errno)
+	}
+	return fd, nil
+}
+
+// Main is `cnperf tund`: it parses args and runs until SIGTERM.
+func Main(ctx context.Context, args []string, log io.Writer) error {
+	cfg, err := ParseArgs(args)
+	if err != nil {
+		return err
+	}
+	cfg.Log = log
+	return Run(ctx, cfg)
+}
+
+// ParseArgs reads `cnperf tund` flags.
+func ParseArgs(args []string) (Config, error) {
+	cfg := Config{Routes: map[netip.Prefix]netip.AddrPort{}}
+	for i := 0; i < len(args); i++ {
+		flag := args[i]
+		if flag == "--l2" {
+			cfg.L2 = true
+			continue
+		}
+		if i+1 >= len(args) {
+			return cfg, fmt.Errorf("tund: %s needs a value", flag)
+		}
+		v := args[i+1]
+		i++
+		var err error
+		switch flag {
+		case "--dev":
+			cfg.Dev = v
+		case "--listen":
+			cfg.Listen, err = netip.ParseAddrPort(v)
+		case "--peer":
+			var p netip.AddrPort
+			p, err = netip.ParseAddrPort(v)
+			cfg.Peers = append(cfg.Peers, p)
+		case "--route":
+			n, via, ok := strings.Cut(v, "=")
+			if !ok {
+				return cfg, fmt.Errorf("tund: --route %q; use SUBNET=IP:PORT", v)
+			}
+			var p netip.Prefix
+			var a netip.AddrPort
+			if p, err = netip.ParsePrefix(n); err == nil {
+				a, err = netip.ParseAddrPort(via)
+				cfg.Routes[p] = a
+			}
+		case "--etcd":
+			cfg.Etcd = v
+		case "--prefix":
+			cfg.Prefix = v
+		case "--peer-port":
+			_, err = fmt.Sscan(v, &cfg.PeerPort)
+		case "--password-file":
+			var b []byte
+			b, err = os.ReadFile(v)
+			cfg.Password = strings.TrimSpace(string(b))
+		default:
+			return cfg, fmt.Errorf("tund: unknown flag %s", flag)
+		}
+		if err != nil {
+			return cfg, fmt.Errorf("tund: %s %s: %w", flag, v, err)
+		}
+	}
+	if cfg.Dev == "" || !cfg.Listen.IsValid() {
+		return cfg, errors.New("tund: needs --dev and --listen")
+	}
+	if cfg.Etcd != "" && (cfg.Prefix == "" || cfg.PeerPort == 0) {
+		return cfg, errors.New("tund: --etcd needs --prefix and --peer-port")
+	}
+	return cfg, nil
+}
+
+// Binary is the cnperf program that has the `tund` command; empty means this
+// very program (os.Executable). Tests that run modes from a test binary set
+// it to a built cnperf.
+var Binary string
+
+// Command is the command line that starts a daemon: cnperf tund.
+func Command() ([]string, error) {
+	if Binary != "" {
+		return []string{Binary, "tund"}, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding the cnperf binary for tund: %w", err)
+	}
+	return []string{self, "tund"}, nil
+}
