@@ -67,6 +67,12 @@ type Metrics struct {
 	// Histograms are encoded HDR histograms (ns) beside the result's main
 	// one, by name: "uncorrected" latency and "send_lag" of open-loop runs.
 	Histograms map[string]string `json:"histograms,omitempty"`
+	// StartupMs is the startup workload's create-to-first-reply time:
+	// mean, p50, p95 (and min, max) over the repetitions.
+	StartupMs map[string]float64 `json:"startup_ms,omitempty"`
+	// PhasesMs is the mean time of each start-up phase (namespace, links,
+	// control_plane, first_packet, and any a mode marks itself).
+	PhasesMs map[string]float64 `json:"phases_ms,omitempty"`
 }
 
 // F and I make optional metric pointers.
