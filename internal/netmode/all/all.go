@@ -7,6 +7,7 @@ import (
 	_ "github.com/cnperf/cnperf/internal/netmode/calicobgp"     // calico-bgp
 	_ "github.com/cnperf/cnperf/internal/netmode/container"     // container
 	_ "github.com/cnperf/cnperf/internal/netmode/dockeroverlay" // docker-overlay
+	_ "github.com/cnperf/cnperf/internal/netmode/ebpf"          // ebpf
 	_ "github.com/cnperf/cnperf/internal/netmode/flanneludp"    // flannel-udp
 	_ "github.com/cnperf/cnperf/internal/netmode/host"          // host
 	_ "github.com/cnperf/cnperf/internal/netmode/hostgw"        // host-gw
