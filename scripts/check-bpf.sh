@@ -13,7 +13,7 @@ status=0
 for d in $pkgs; do
 	echo "check-bpf: regenerating $d"
 	(cd "$d" && go generate ./) || { echo "check-bpf: go generate failed in $d" >&2; status=1; continue; }
-	changed=$(git status --porcelain -- "$d" | grep -E '_bpf(el|eb)\.(go|o)$' || true)
+	changed=$(git status --porcelain --untracked-files=all -- "$d" | grep -E '_bpf(el|eb)\.(go|o)$' || true)
 	if [ -n "$changed" ]; then
 		echo "check-bpf: generated files in $d differ from the committed ones (or are not committed):" >&2
 		echo "$changed" >&2
