@@ -6,3 +6,5 @@ require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	golang.org/x/sys v0.49.0
 )
+
+require github.com/cilium/ebpf v0.22.0
