@@ -77,6 +77,9 @@ func columnsFor(workload string) []column {
 			{workload, "p99 us", lat("p99"), usec, false},
 		}
 	}
+	if cs := loadColumns(workload); cs != nil {
+		return cs
+	}
 	return []column{{workload, workload + " trans/s", tps, count, true}}
 }
 
@@ -170,6 +173,9 @@ func table(w io.Writer, results []result.Result) {
 				continue
 			}
 			cell := c.format(v)
+			if mk := marks[c.workload+" "+c.title]; mk != nil {
+				cell += mk(vals[k][c.workload][0])
+			}
 			if n > 1 {
 				cell += fmt.Sprintf("±%.0f%%", 100*sd/math.Max(v, 1e-12))
 			}

@@ -1,0 +1,378 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/hist"
+	"github.com/cnperf/cnperf/internal/httpserver"
+	"github.com/cnperf/cnperf/internal/loadgen"
+	"github.com/cnperf/cnperf/internal/nginx"
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/load"
+)
+
+const loadUsage = `usage: cnperf load http_rate|http_qps|tcp_rate URL-or-ADDR [flags]
+       cnperf load serve http|tcp|nginx [--port 8080] [--response-size 350] [--message-size 16]
+
+Runs cnperf's load engine against any server, outside a lab:
+  cnperf load http_rate http://127.0.0.1:8080/ --rate 20000 --duration 10s
+  cnperf load http_rate http://10.0.0.2/ --max-rate-search
+  cnperf load http_qps http://127.0.0.1:8080/ --connections 64 --threads 2
+  cnperf load tcp_rate 127.0.0.1:5001 --rate 1000 --message-size 16
+and serves cnperf's built-in fixed-size server (or nginx, configured as the
+study did) for other tools to be measured against.`
+
+func cmdLoad(args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Println(loadUsage)
+		if len(args) == 0 {
+			return errors.New("name a workload and a target; see above")
+		}
+		return nil
+	}
+	if args[0] == "serve" {
+		return cmdLoadServe(args[1:])
+	}
+	name := args[0]
+	if name != "http_rate" && name != "http_qps" && name != "tcp_rate" {
+		return fmt.Errorf("workload %q; use http_rate, http_qps or tcp_rate", name)
+	}
+	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
+		return fmt.Errorf("name the target: cnperf load %s http://HOST:PORT/PATH (tcp_rate: HOST:PORT)", name)
+	}
+	target := args[1]
+	fs := newFlags("load " + name)
+	duration := fs.Duration("duration", 5*time.Second, "length of each step")
+	msgSize := fs.Int("message-size", 0, "tcp_rate request size in bytes (default 16)")
+	jsonOut := fs.String("json", "", "also write the results as cnperf/run/v1 JSON to this file")
+	hgrm := fs.String("hgrm", "", "write each step's latency distribution as HdrHistogram .hgrm files into this folder")
+	extra := map[string]*string{}
+	for _, f := range workload.Flags() {
+		switch f.Name {
+		case "rate", "max-rate-search", "response-size", "connections", "threads", "keepalive", "max-send-lag", "latency-bound":
+			extra[f.Name] = fs.String(f.Name, "", f.Usage)
+		}
+	}
+	if err := parseFlags(fs, args[2:]); err != nil {
+		return err
+	}
+	w, err := workload.Get(name)
+	if err != nil {
+		return err
+	}
+	p := workload.Params{Duration: *duration, MessageSize: *msgSize, Extra: map[string]string{}}
+	for k, v := range extra {
+		if *v != "" {
+			p.Extra[k] = *v
+		}
+	}
+	addr, err := resolveTarget(name, target, &p)
+	if err != nil {
+		return err
+	}
+	w.Defaults(&p)
+	if err := w.Validate(p); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	run := &result.Run{Schema: result.Schema, Version: version, StartedAt: time.Now().UTC(), Command: os.Args,
+		Environment: result.CaptureHost()}
+	run.Environment.Backend = "standalone"
+	var done []workload.StepResult
+	st, _ := w.(workload.Stepper)
+	for ctx.Err() == nil {
+		sp, label, ok := st.Next(p, done)
+		if !ok {
+			break
+		}
+		res, rerr := loadStep(ctx, w, sp, addr, label)
+		res.Path = target
+		run.Results = append(run.Results, res)
+		done = append(done, workload.StepResult{Params: sp, Metrics: res.Metrics, Err: rerr})
+		if rerr != nil && ctx.Err() == nil {
+			fmt.Printf("  error: %v\n", rerr)
+		}
+	}
+	run.FinishedAt = time.Now().UTC()
+	if *hgrm != "" {
+		files, err := writeHgrm(*hgrm, run)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("\nwrote %d .hgrm files to %s\n", len(files), *hgrm)
+	}
+	if *jsonOut != "" {
+		if err := run.Write(*jsonOut); err != nil {
+			return err
+		}
+		fmt.Printf("results: %s\n", *jsonOut)
+	}
+	if ctx.Err() != nil {
+		return errors.New("interrupted")
+	}
+	for _, d := range done {
+		if d.Err != nil {
+			return errors.New("some steps failed (see above)")
+		}
+	}
+	return nil
+}
+
+// resolveTarget turns the user's URL or address into the address dialled,
+// keeping the URL's host and path for the HTTP request.
+func resolveTarget(name, target string, p *workload.Params) (netip.AddrPort, error) {
+	hostport := target
+	if name != "tcp_rate" {
+		hp, path, err := loadgen.ParseURL(target)
+		if err != nil {
+			return netip.AddrPort{}, err
+		}
+		hostport = hp
+		p.Extra["path"] = path
+		p.Extra["host"] = hp
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("target %q: use HOST:PORT", target)
+	}
+	pn, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || pn == 0 {
+		return netip.AddrPort{}, fmt.Errorf("target %q: bad port", target)
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip4", host)
+	if err != nil || len(ips) == 0 {
+		return netip.AddrPort{}, fmt.Errorf("target %q: no IPv4 address for %s", target, host)
+	}
+	return netip.AddrPortFrom(ips[0].Unmap(), uint16(pn)), nil
+}
+
+func loadStep(ctx context.Context, w workload.Workload, p workload.Params, addr netip.AddrPort, label string) (result.Result, error) {
+	res := result.Result{Network: "standalone", Workload: w.Name(), Placement: "-", Step: label,
+		Params: map[string]any{"duration_s": p.Duration.Seconds(), "message_size": p.MessageSize}}
+	for k, v := range p.Extra {
+		res.Params[k] = v
+	}
+	what := label
+	if what == "" {
+		what = fmt.Sprintf("rate=%s", p.Extra["rate"])
+		if w.Name() == "http_qps" {
+			what = "closed loop"
+		}
+	}
+	fmt.Printf("%s %s %s for %v\n", w.Name(), addr, what, p.Duration)
+	cpu0 := cpuTime()
+	rep, err := w.Run(ctx, p, addr)
+	rep.CPUSeconds = cpuTime() - cpu0
+	if err != nil {
+		res.Error = err.Error()
+		return res, err
+	}
+	m, h, err := w.Metrics(p, rep, workload.Report{})
+	if err != nil {
+		res.Error = err.Error()
+		return res, err
+	}
+	m.ClientCPUSPerS = result.F(rep.CPUSeconds / p.Duration.Seconds())
+	res.Metrics, res.Histogram = m, h
+	printLoad(os.Stdout, w.Name(), p, m, rep)
+	return res, nil
+}
+
+func cpuTime() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+func printLoad(out io.Writer, name string, p workload.Params, m result.Metrics, rep workload.Report) {
+	x := m.Extra
+	open := name != "http_qps"
+	if open {
+		fmt.Fprintf(out, "  achieved %.0f/s of %.0f/s: %.0f of %.0f answered, %.0f unsent, %.0f unanswered",
+			x["achieved_rps"], x["target_rps"], float64(*m.Transactions), x["scheduled"], x["unsent"], x["timeouts"])
+	} else {
+		fmt.Fprintf(out, "  %.0f requests/s: %d answered, %.0f connections opened", *m.TransactionsPerS, *m.Transactions, x["connects"])
+	}
+	errs := int64(0)
+	if m.Errors != nil {
+		errs = *m.Errors
+	}
+	fmt.Fprintf(out, ", %d errors\n", errs)
+	title := "latency"
+	if open {
+		title = "latency from intended send"
+	}
+	var cells []string
+	star := false
+	for _, q := range hist.TailPercentiles {
+		c := fmt.Sprintf("%s %.1f", q.Key, m.LatencyUs[q.Key])
+		if x["insignificant_"+q.Key] == 1 {
+			c += "*"
+			star = true
+		}
+		cells = append(cells, c)
+	}
+	cells = append(cells, fmt.Sprintf("max %.1f", m.LatencyUs["max"]))
+	fmt.Fprintf(out, "  %s (us): %s\n", title, strings.Join(cells, "  "))
+	if open {
+		fmt.Fprintf(out, "  uncorrected (us): p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
+			x["uncorrected_p50_us"], x["uncorrected_p99_us"], x["uncorrected_p99.9_us"], x["uncorrected_max_us"])
+		fmt.Fprintf(out, "  send lag (us):    p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
+			x["send_lag_p50_us"], x["send_lag_p99_us"], x["send_lag_p99.9_us"], x["send_lag_max_us"])
+	}
+	if star {
+		fmt.Fprintf(out, "  * not significant: %.0f samples are too few for that percentile\n", x["samples"])
+	}
+	if rep.CPUSeconds > 0 && *m.Transactions > 0 {
+		fmt.Fprintf(out, "  client CPU: %.2f s/s, %.2f us per request\n", rep.CPUSeconds/p.Duration.Seconds(), rep.CPUSeconds/float64(*m.Transactions)*1e6)
+	}
+	if open {
+		lag, _ := time.ParseDuration(p.Extra["max-send-lag"])
+		if lag == 0 {
+			lag = time.Millisecond
+		}
+		if v := load.Verdict(m, lag); v != "" {
+			fmt.Fprintf(out, "  verdict: %s (not a valid latency)\n", strings.ToUpper(v[:1])+v[1:])
+		} else {
+			fmt.Fprintf(out, "  verdict: rate held\n")
+		}
+	}
+}
+
+// writeHgrm writes every result's latency distributions as .hgrm text:
+// NAME.hgrm for the main (corrected) latency, NAME.uncorrected.hgrm and
+// NAME.send_lag.hgrm beside it for open-loop steps.
+func writeHgrm(dir string, run *result.Run) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var files []string
+	used := map[string]int{}
+	for _, r := range run.Results {
+		if r.Histogram == "" {
+			continue
+		}
+		base := fileSafe(strings.Join(nonEmpty(r.Network, r.Placement, r.Workload, r.Step), "_"))
+		used[base]++
+		if n := used[base]; n > 1 {
+			base += fmt.Sprintf("_%d", n)
+		}
+		hs := map[string]string{"": r.Histogram}
+		for k, v := range r.Metrics.Histograms {
+			hs["."+k] = v
+		}
+		for suffix, enc := range hs {
+			h, err := hist.Decode(enc)
+			if err != nil {
+				return files, err
+			}
+			path := filepath.Join(dir, base+suffix+".hgrm")
+			f, err := os.Create(path)
+			if err != nil {
+				return files, err
+			}
+			err = h.WriteHgrm(f)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return files, fmt.Errorf("writing %s: %w", path, err)
+			}
+			files = append(files, path)
+		}
+	}
+	return files, nil
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" && s != "-" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		case r == '%':
+			return 'p'
+		}
+		return '_'
+	}, s)
+}
+
+func cmdLoadServe(args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return errors.New("name the server: cnperf load serve http|tcp|nginx [--port 8080]")
+	}
+	kind := args[0]
+	fs := newFlags("load serve " + kind)
+	port := fs.Int("port", 8080, "TCP port to listen on")
+	size := fs.Int("response-size", 350, "response bytes on the wire (http, nginx: headers count 250 of them)")
+	msg := fs.Int("message-size", 16, "tcp: request size in bytes")
+	duration := fs.Duration("duration", time.Hour, "stop after this long")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *duration)
+	defer cancel()
+	addr := fmt.Sprintf(":%d", *port)
+	switch kind {
+	case "http", "tcp":
+		var s *httpserver.Server
+		var err error
+		if kind == "http" {
+			s, err = httpserver.ListenHTTP(addr, *size)
+		} else {
+			s, err = httpserver.ListenRaw(addr, *msg, *size)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Printf("serving %s on %s (%d B responses); Ctrl-C stops\n", kind, s.Addr(), *size)
+		s.Serve(ctx)
+	case "nginx":
+		if *size <= httpserver.HeaderSize {
+			return fmt.Errorf("--response-size %d: nginx needs more than %d bytes (headers)", *size, httpserver.HeaderSize)
+		}
+		dir, err := os.MkdirTemp("", "cnperf-nginx-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		_ = os.Chmod(dir, 0o755)
+		s, err := nginx.Start(ctx, nginx.Options{Dir: dir, Port: *port, BodySize: *size - httpserver.HeaderSize})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("serving nginx (pid %d) on :%d, config %s/nginx.conf; Ctrl-C stops\n", s.PID(), *port, dir)
+		<-ctx.Done()
+		s.Stop()
+	default:
+		return fmt.Errorf("server %q; use http, tcp or nginx", kind)
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+func TestLoadColumns(t *testing.T) {
+	lat := map[string]float64{"p50": 40, "p95": 50, "p99": 60, "p99.5": 70, "p99.9": 80, "p99.99": 90, "p99.999": 100, "max": 110}
+	run := &result.Run{Results: []result.Result{
+		{Network: "host", Workload: "http_rate", Placement: "cross-host", Step: "load=20% of max size=350",
+			Metrics: result.Metrics{LatencyUs: lat, Extra: map[string]float64{"achieved_rps": 20000, "saturated": 0, "insignificant_p99.999": 1}}},
+		{Network: "vxlan", Workload: "http_rate", Placement: "cross-host", Step: "load=20% of max size=350",
+			Metrics: result.Metrics{LatencyUs: lat, Extra: map[string]float64{"achieved_rps": 15000, "saturated": 1}}},
+	}}
+	var b bytes.Buffer
+	Table(&b, run)
+	out := b.String()
+	t.Log("\n" + out)
+	lines := strings.Split(out, "\n")
+	if !strings.Contains(lines[1], "p99.999 us") || !strings.Contains(lines[1], "saturated") {
+		t.Fatalf("header %q lacks the tail columns", lines[1])
+	}
+	host, vx := lines[2], lines[3]
+	if !strings.Contains(host, "100.0*") || !strings.Contains(host, "99.99") && !strings.Contains(host, " no") {
+		t.Errorf("host row %q: want p99.999 marked not significant and not saturated", host)
+	}
+	if strings.Contains(vx, "40.0") || !strings.Contains(vx, "YES") || !strings.Contains(vx, "15.0k") {
+		t.Errorf("vxlan row %q: a saturated step must show no latency, YES, and its achieved rate", vx)
+	}
+}
