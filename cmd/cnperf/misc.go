@@ -62,6 +62,7 @@ func cmdReport(args []string) error {
 		return fmt.Errorf("name a results file: cnperf report cnperf-results/run-....json")
 	}
 	path := args[0]
+	hgrm := fs.String("hgrm", "", "also write every result's latency distribution as HdrHistogram .hgrm text into this folder")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -70,6 +71,13 @@ func cmdReport(args []string) error {
 		return err
 	}
 	report.Table(os.Stdout, run)
+	if *hgrm != "" {
+		files, err := writeHgrm(*hgrm, run)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("wrote %d .hgrm files to %s\n", len(files), *hgrm)
+	}
 	return nil
 }
 
