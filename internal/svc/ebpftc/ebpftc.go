@@ -96,6 +96,11 @@ func (lb *LB) Sync(ctx context.Context, c *svc.Cluster, services []svc.Service) 
 		if cl.Pod.Dev == "" || !cl.Pod.IP.Is4() {
 			return fmt.Errorf("ebpf-tc attaches to a pod's own interface; pod %s has none (use a network that gives pods an eth0)", cl.Pod.Name)
 		}
+		// Self-access arrives on lo from the pod's own address, which the
+		// kernel calls a martian source unless lo accepts local sources.
+		if err := c.Lab.Sysctl(ctx, cl.Pod.NetNS, "net.ipv4.conf.lo.accept_local", "1"); err != nil {
+			return fmt.Errorf("pod %s: %w", cl.Pod.Name, err)
+		}
 		if err := lb.attach(spec, cl); err != nil {
 			return fmt.Errorf("attaching to pod %s: %w", cl.Pod.Name, err)
 		}
