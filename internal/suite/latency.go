@@ -1,0 +1,49 @@
+package suite
+
+import (
+	"time"
+
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+// SeedLatency reproduces seed 000's constant-rate experiment: nginx serving
+// a 350 B and a 4 KB response, HTTP requests at a constant rate across
+// hosts, per network the highest rate held and the latency percentiles to
+// p99.999 at 20%, 60% and 100% of it; host networking is the reference.
+func SeedLatency() Suite {
+	s := Suite{
+		Name:    "seed-latency",
+		Summary: "constant-rate HTTP to nginx (350 B, 4 KB): max-rate search, then p50..p99.999 at 20/60/100% of it; host, host-gw, vxlan, macvlan, ipvlan",
+		Source:  "seeds/000 (Kubernetes network solutions comparison), latency tables",
+		Cases: []runner.Case{
+			{Network: "host", Placement: netmode.CrossHost},
+			{Network: "host-gw", Placement: netmode.CrossHost},
+			{Network: "vxlan", Placement: netmode.CrossHost},
+		},
+		Workloads: []string{"http_rate"},
+		Params: workload.Params{
+			Duration: 5 * time.Second,
+			Extra: map[string]string{
+				"server": "nginx", "response-size": "350,4096", "max-rate-search": "true",
+				"connections": "256",
+			},
+		},
+	}
+	// macvlan and ipvlan are rows where this cnperf has them (a kernel
+	// without the driver turns the row into a recorded skip at run time)
+	for _, n := range []string{"macvlan", "ipvlan"} {
+		if _, err := netmode.Get(n); err == nil {
+			s.Cases = append(s.Cases, runner.Case{Network: n, Placement: netmode.CrossHost})
+		}
+	}
+	return s
+}
+
+func init() {
+	// Go initialises internal/netmode/... before internal/suite (import-path
+	// order, no dependency between them), so the modes are registered here
+	// when the binary links them in.
+	Register(SeedLatency())
+}
