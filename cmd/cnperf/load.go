@@ -69,6 +69,9 @@ func cmdLoad(args []string) error {
 	if err := parseFlags(fs, args[2:]); err != nil {
 		return err
 	}
+	if name == "http_qps" && (*extra["rate"] != "" || *extra["max-rate-search"] != "") {
+		return errors.New("http_qps is closed loop: it takes no --rate or --max-rate-search; use http_rate")
+	}
 	w, err := workload.Get(name)
 	if err != nil {
 		return err

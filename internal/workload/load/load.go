@@ -126,9 +126,8 @@ func validate(k kind, p workload.Params) error {
 			return fmt.Errorf("--response-size %d: an HTTP response needs more than %d bytes (%d of headers)", s, httpserver.HeaderSize, httpserver.HeaderSize)
 		}
 	}
-	if k.closed && (len(o.rates) > 0 || o.search) {
-		return errors.New("http_qps is closed loop: it takes no --rate or --max-rate-search; use http_rate")
-	}
+	// http_qps ignores --rate and --max-rate-search, so that one run can
+	// take http_rate and http_qps together; `cnperf load http_qps` refuses them.
 	if !k.closed && !o.keepalive {
 		return errors.New("open-loop workloads keep connections alive; use http_qps --keepalive=false for short connections")
 	}
