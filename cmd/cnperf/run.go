@@ -104,7 +104,7 @@ func cmdRun(args []string) error {
 	msgSize := fs.Int("message-size", 0, "message size in bytes (default: 16 for rr, 256 for tcp_stream, 1024 for udp_stream)")
 	direction := fs.String("direction", "", "stream direction: up (client sends) or down (server sends)")
 	mtu := fs.Int("mtu", 1500, "underlay MTU")
-	repeat := fs.Int("repeat", 1, "repetitions of each measurement")
+	repeat := fs.Int("repeat", 0, "repetitions of each measurement (default 1; startup: 10 pods)")
 	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json)")
 	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines")

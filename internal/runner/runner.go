@@ -37,6 +37,8 @@ type Plan struct {
 	// binary; "--listen ADDR --parent PID" is appended.
 	Agent []string
 	Log   io.Writer // progress lines; nil for none
+
+	startupRepeat int // Repeat as asked; 0 lets startup use its default
 }
 
 // LabSysctls are set in every lab namespace, as the studies tuned their
@@ -99,6 +101,7 @@ func Execute(ctx context.Context, p Plan, run *result.Run) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	p.startupRepeat = p.Repeat
 	if p.Repeat == 0 {
 		p.Repeat = 1
 	}
@@ -304,6 +307,10 @@ func runNetwork(ctx context.Context, p Plan, m netmode.Mode, placements []netmod
 	port := 5201
 	for _, pr := range b.Pairs {
 		for _, wname := range p.Workloads {
+			if wname == StartupName {
+				runStartup(ctx, p, l, m, pr, port, run)
+				continue
+			}
 			w, _ := workload.Get(wname)
 			for rep := 0; rep < p.Repeat; rep++ {
 				base := p.Params
@@ -373,6 +380,11 @@ func measure(ctx context.Context, p Plan, l *lab.Lab, m netmode.Mode, w workload
 		return res
 	}
 	res.Path = addr.String()
+	dcpu, hasDaemons := m.(netmode.DaemonCPU)
+	var dcpu0 float64
+	if hasDaemons {
+		dcpu0 = dcpu.DaemonCPUSeconds(l)
+	}
 	srv, err := pr.sAgent.Serve(ctx, w.Name(), params)
 	if err != nil {
 		res.Error = err.Error()
@@ -403,6 +415,12 @@ func measure(ctx context.Context, p Plan, l *lab.Lab, m netmode.Mode, w workload
 	}
 	if srep.CPUSeconds > 0 {
 		mt.ServerCPUSPerS = result.F(srep.CPUSeconds / params.Duration.Seconds())
+	}
+	if hasDaemons {
+		if mt.Extra == nil {
+			mt.Extra = map[string]float64{}
+		}
+		mt.Extra["daemon_cpu_s_per_s"] = (dcpu.DaemonCPUSeconds(l) - dcpu0) / params.Duration.Seconds()
 	}
 	res.Metrics = mt
 	res.Histogram = h

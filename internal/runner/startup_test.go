@@ -1,0 +1,90 @@
+package runner
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/netmode"
+)
+
+func TestSplitPhases(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	cases := []struct {
+		name  string
+		marks []phaseMark
+		added time.Time
+		first time.Time
+		want  map[string]time.Duration
+	}{
+		{"no marks", nil, at(30), at(35), map[string]time.Duration{
+			"links": 30 * time.Millisecond, "first_packet": 5 * time.Millisecond}},
+		{"namespace only", []phaseMark{{"namespace", at(10)}}, at(30), at(31), map[string]time.Duration{
+			"namespace": 10 * time.Millisecond, "links": 20 * time.Millisecond, "first_packet": time.Millisecond}},
+		{"docker-overlay", []phaseMark{{"namespace", at(10)}, {"links", at(25)}, {"kv_registration", at(60)}, {"control_plane", at(90)}},
+			at(90), at(100), map[string]time.Duration{
+				"namespace": 10 * time.Millisecond, "links": 15 * time.Millisecond, "kv_registration": 35 * time.Millisecond,
+				"control_plane": 30 * time.Millisecond, "first_packet": 10 * time.Millisecond}},
+		{"links then more work, no peer", []phaseMark{{"namespace", at(5)}, {"links", at(8)}}, at(20), time.Time{}, map[string]time.Duration{
+			"namespace": 5 * time.Millisecond, "links": 3 * time.Millisecond, "control_plane": 12 * time.Millisecond}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := splitPhases(t0, c.added, c.first, c.marks)
+			if len(got) != len(c.want) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+			for k, v := range c.want {
+				if got[k] != v {
+					t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
+				}
+			}
+		})
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	var ds []time.Duration
+	for i := 1; i <= 20; i++ {
+		ds = append(ds, time.Duration(21-i)*time.Millisecond)
+	}
+	s := summarize(ds)
+	want := map[string]float64{"mean": 10.5, "p50": 10, "p95": 19, "min": 1, "max": 20}
+	for k, v := range want {
+		if s[k] != v {
+			t.Errorf("%s = %v, want %v", k, s[k], v)
+		}
+	}
+	if summarize(nil) != nil {
+		t.Error("summary of nothing should be absent")
+	}
+}
+
+func TestEchoRequest(t *testing.T) {
+	b := echoRequest(0x1234, 7)
+	if b[0] != 8 || b[4] != 0x12 || b[5] != 0x34 || b[7] != 7 {
+		t.Fatalf("bad header % x", b[:8])
+	}
+	if icmpChecksum(b) != 0 { // a correct checksum sums to zero
+		t.Fatalf("checksum does not verify: % x", b)
+	}
+	// an IPv4 header (20 bytes) then an echo reply to id 0x1234
+	reply := append(make([]byte, 20), b...)
+	reply[0], reply[20] = 0x45, 0
+	if !isEchoReply(reply, 0x1234) || isEchoReply(reply, 0x1235) {
+		t.Fatal("echo reply not recognized by id")
+	}
+	reply[20] = 8
+	if isEchoReply(reply, 0x1234) {
+		t.Fatal("echo request taken for a reply")
+	}
+	if isEchoReply(reply[:24], 0x1234) {
+		t.Fatal("truncated packet accepted")
+	}
+}
+
+func TestPhaseConstants(t *testing.T) {
+	if standardPhases[0] != netmode.PhaseNamespace || standardPhases[2] != netmode.PhaseControlPlane {
+		t.Fatal("standard phases out of order")
+	}
+}
