@@ -77,6 +77,9 @@ func columnsFor(workload string) []column {
 			{workload, "p99 us", lat("p99"), usec, false},
 		}
 	}
+	if workload == "startup" {
+		return startupColumns(workload)
+	}
 	if cs := loadColumns(workload); cs != nil {
 		return cs
 	}
