@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -108,6 +109,7 @@ func cmdRun(args []string) error {
 	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json)")
 	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	pin := fs.String("pin", "", "pin the client and server agents to CPUs, e.g. 0,1 (steadier numbers on a busy machine)")
 	modeOpts := map[string]string{}
 	fs.Func("mode-opt", "network-mode option key=value, repeatable or comma-separated (e.g. controlplane=off, encrypt=aes-gcm)", func(s string) error {
 		for _, kv := range splitList(s) {
@@ -172,6 +174,13 @@ func cmdRun(args []string) error {
 	}
 	if !*quiet {
 		plan.Log = os.Stderr
+	}
+	for _, f := range splitList(*pin) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return fmt.Errorf("--pin %q: want two CPU numbers, e.g. --pin 0,1", *pin)
+		}
+		plan.Pin = append(plan.Pin, n)
 	}
 	if err := plan.Validate(); err != nil {
 		return err

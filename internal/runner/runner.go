@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -33,10 +34,18 @@ type Plan struct {
 	Params    workload.Params // zero fields take each workload's defaults
 	Lab       lab.Config
 	Repeat    int // runs of each measurement (default 1)
+	// Pin, when set, binds the client agent to CPU Pin[0] and the server
+	// agent to CPU Pin[1] (taskset), as the studies pinned their processes;
+	// tools the agents start inherit it.
+	Pin []int
 	// Agent is the command line that starts an agent: argv[0] is the cnperf
 	// binary; "--listen ADDR --parent PID" is appended.
 	Agent []string
 	Log   io.Writer // progress lines; nil for none
+	// LBs and Services make it a ClusterIP service run (services.go): the
+	// load balancers ("none" = pod IP) and the scale steps (default 1).
+	LBs      []string
+	Services []int
 
 	startupRepeat int // Repeat as asked; 0 lets startup use its default
 }
@@ -82,6 +91,17 @@ func (p *Plan) Validate() error {
 		if err := w.Validate(params); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+	}
+	if len(p.Pin) != 0 && len(p.Pin) != 2 {
+		return fmt.Errorf("pin wants two CPUs (client, server), got %v", p.Pin)
+	}
+	for _, c := range p.Pin {
+		if c < 0 || c >= runtime.NumCPU() {
+			return fmt.Errorf("cannot pin to CPU %d: this machine has CPUs 0 to %d", c, runtime.NumCPU()-1)
+		}
+	}
+	if err := p.validateServices(); err != nil {
+		return err
 	}
 	if p.Repeat < 0 || p.Repeat > 1000 {
 		return fmt.Errorf("repeat %d; use 1 to 1000", p.Repeat)
@@ -213,12 +233,15 @@ func Build(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Pla
 	}
 	h1 := l.Hosts[0]
 	agents := map[string]*agent.Client{} // by pod key
-	startAgent := func(pod *lab.Pod, key string) (*agent.Client, error) {
+	startAgent := func(pod *lab.Pod, key string, cpu int) (*agent.Client, error) {
 		if a, ok := agents[key]; ok {
 			return a, nil
 		}
 		sockPath := l.Dir + "/" + key + ".sock"
 		argv := append(append([]string{}, p.Agent...), "--listen", "unix:"+sockPath, "--parent", fmt.Sprint(os.Getpid()))
+		if cpu >= 0 {
+			argv = append([]string{"taskset", "-c", fmt.Sprint(cpu)}, argv...)
+		}
 		proc, err := l.Start(pod.NetNS, "agent-"+key, argv...)
 		if err != nil {
 			return nil, err
@@ -271,7 +294,11 @@ func Build(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Pla
 		if err != nil {
 			return nil, err
 		}
-		ca, err := startAgent(client, "c1")
+		ccpu, scpu := -1, -1
+		if len(p.Pin) == 2 {
+			ccpu, scpu = p.Pin[0], p.Pin[1]
+		}
+		ca, err := startAgent(client, "c1", ccpu)
 		if err != nil {
 			return nil, err
 		}
@@ -279,7 +306,7 @@ func Build(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Pla
 		if pl == netmode.SamePod {
 			skey = "c1-side" // a second container in the same pod
 		}
-		sa, err := startAgent(server, skey)
+		sa, err := startAgent(server, skey, scpu)
 		if err != nil {
 			return nil, err
 		}
@@ -291,6 +318,9 @@ func Build(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Pla
 }
 
 func runNetwork(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Placement, run *result.Run) (err error) {
+	if len(p.LBs) > 0 {
+		return runServices(ctx, p, m, run)
+	}
 	b, err := Build(ctx, p, m, placements)
 	if err != nil {
 		return err
@@ -373,6 +403,9 @@ func measure(ctx context.Context, p Plan, l *lab.Lab, m netmode.Mode, w workload
 	}
 	for k, v := range params.Extra {
 		res.Params[k] = v
+	}
+	if len(p.Pin) == 2 {
+		res.Params["pinned_cpus"] = fmt.Sprintf("client=%d server=%d", p.Pin[0], p.Pin[1])
 	}
 	addr, err := m.Expose(ctx, l, pr.client, pr.server, w.Proto(), params.Port)
 	if err != nil {
