@@ -182,10 +182,8 @@ func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
 		return err
 	}
 	for _, h := range l.Hosts {
-		// the proxy-ARP reply for 169.254.1.1 needs a route to it that does
-		// not point back at the pod; a real node's default route gives one
-		if err := l.IP(ctx, h.NetNS, "route", "add", GatewayIP+"/32", "dev", h.Dev, "scope", "link"); err != nil {
-			return fmt.Errorf("calico-bgp on %s: %w", h.Name, err)
+		if err := PrepareHost(ctx, l, h); err != nil {
+			return err
 		}
 	}
 	if !o.ControlPlane {
@@ -314,6 +312,18 @@ func waitAnnounced(ctx context.Context, l *lab.Lab, h *lab.Host, timeout time.Du
 	return nil
 }
 
+// PrepareHost gives host h what Calico's pod gateway needs: the proxy-ARP
+// reply for 169.254.1.1 needs a route to it that does not point back at the
+// pod, which a real node's default route provides. Equivalent to:
+//
+//	ip -n H route add 169.254.1.1/32 dev eth0 scope link
+func PrepareHost(ctx context.Context, l *lab.Lab, h *lab.Host) error {
+	if err := l.IP(ctx, h.NetNS, "route", "add", GatewayIP+"/32", "dev", h.Dev, "scope", "link"); err != nil {
+		return fmt.Errorf("calico gateway route on %s: %w", h.Name, err)
+	}
+	return nil
+}
+
 // HostVeth is the host side of a pod's veth, named the Calico way.
 func HostVeth(pod string) string { return "cali" + pod }
 
@@ -329,6 +339,24 @@ func HostVeth(pod string) string { return "cali" + pod }
 //	ip -n POD link set eth0 up
 //	ip -n POD route add default via 169.254.1.1 dev eth0 onlink
 func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
+	pod, err := AttachPod(ctx, l, h, name, l.Cfg.MTU)
+	if err != nil {
+		return nil, err
+	}
+	if o, err := ParseOptions(&l.Cfg); err == nil && o.ControlPlane {
+		// the pod is reachable from elsewhere once every peer has its
+		// host's block from BGP
+		if err := waitAnnounced(ctx, l, h, o.Timeout); err != nil {
+			return nil, err
+		}
+		netmode.MarkPhase(ctx, netmode.PhaseControlPlane)
+	}
+	return pod, nil
+}
+
+// AttachPod wires a pod the way Calico's CNI plugin and Felix do (see
+// Mode.AddPod), with the given MTU; calico-ipip shares it.
+func AttachPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string, mtuBytes int) (*lab.Pod, error) {
 	pod, err := l.NewPodNS(ctx, h, name)
 	if err != nil {
 		return nil, err
@@ -339,7 +367,7 @@ func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
 	pod.IP, pod.Dev = ip, "eth0"
-	hv, mtu := HostVeth(name), fmt.Sprint(l.Cfg.MTU)
+	hv, mtu := HostVeth(name), fmt.Sprint(mtuBytes)
 	if err := l.IP(ctx, h.NetNS, "link", "add", hv, "mtu", mtu, "type", "veth", "peer", "name", "eth0", "mtu", mtu, "netns", pod.NetNS); err != nil {
 		return nil, fmt.Errorf("creating veth for pod %s: %w", name, err)
 	}
@@ -365,14 +393,6 @@ func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*
 		}
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseLinks)
-	if o, err := ParseOptions(&l.Cfg); err == nil && o.ControlPlane {
-		// the pod is reachable from elsewhere once every peer has its
-		// host's block from BGP
-		if err := waitAnnounced(ctx, l, h, o.Timeout); err != nil {
-			return nil, err
-		}
-		netmode.MarkPhase(ctx, netmode.PhaseControlPlane)
-	}
 	return pod, nil
 }
 

@@ -1,0 +1,139 @@
+// Package ipvlan is the CNI ipvlan plugin: each pod's eth0 is an ipvlan
+// child of its host's underlay NIC, sharing the NIC's MAC, so the NIC hands
+// packets straight to the pod by destination IP with no bridge or veth. It
+// registers two modes, so both can be rows of one comparison:
+//
+//   - ipvlan: children in L2 mode, the plugin's default. Pods take addresses from their host's
+//     block with the cluster pod network's prefix, all on-link on the
+//     underlay segment (as macvlan does); ARP for a pod is answered with
+//     the NIC's MAC.
+//   - ipvlan-l3: children in L3 mode. The pod has a /32 and a default route
+//     out of eth0; the host's namespace routes what the pod sends, and every
+//     host routes each other host's block to that host over the underlay
+//     (host-gw style), since L3 children answer no ARP.
+//
+// Both need CONFIG_IPVLAN; on a kernel without it the modes say so and
+// comparisons skip them.
+package ipvlan
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/netmode/podnet"
+)
+
+func init() {
+	netmode.Register(Mode{})
+	netmode.Register(Mode{L3: true})
+}
+
+// Mode is ipvlan in L2 mode, or L3 with L3 set.
+type Mode struct{ L3 bool }
+
+func (m Mode) kind() string {
+	if m.L3 {
+		return "l3"
+	}
+	return "l2"
+}
+
+// Name implements netmode.Mode.
+func (m Mode) Name() string {
+	if m.L3 {
+		return "ipvlan-l3"
+	}
+	return "ipvlan"
+}
+
+// Summary implements netmode.Mode.
+func (m Mode) Summary() string {
+	if m.L3 {
+		return "IPvlan L3: pod eth0 is an ipvlan L3 child of the host NIC (no bridge, no veth), remote pod blocks routed via their hosts"
+	}
+	return "IPvlan L2: pod eth0 is an ipvlan L2 child of the host NIC sharing its MAC (no bridge, no veth), pods on the underlay L2"
+}
+
+// Placements implements netmode.Mode.
+func (Mode) Placements() []netmode.Placement {
+	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+}
+
+// Requires implements netmode.Mode.
+func (Mode) Requires() netmode.Requirements {
+	return netmode.Requirements{
+		Kernel:   []netmode.KernelFeature{{Config: "CONFIG_IPVLAN", What: "IPvlan devices"}},
+		Commands: []string{"ip"},
+	}
+}
+
+// Setup implements netmode.Mode: L3 mode routes each remote block to its
+// host (ip -n H route add R_BLOCK via R_IP dev eth0); L2 needs nothing.
+func (m Mode) Setup(ctx context.Context, l *lab.Lab) error {
+	for _, h := range l.Hosts {
+		for _, r := range l.Hosts {
+			if r == h {
+				continue
+			}
+			if !h.Underlay.Contains(r.IP) {
+				return fmt.Errorf("%s needs the hosts on one L2 segment: %s (%s) and %s (%s) are not; use vxlan or cloud-routed", m.Name(), h.Name, h.Underlay, r.Name, r.Underlay)
+			}
+			if m.L3 {
+				if err := l.IP(ctx, h.NetNS, "route", "add", r.PodCIDR.String(), "via", r.IP.String(), "dev", h.Dev); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// AddPod implements netmode.Mode. Equivalent to:
+//
+//	ip netns add POD
+//	ip -n H link add link eth0 name eth0 netns POD mtu MTU type ipvlan mode l2|l3
+//	ip -n POD addr add IP/16 dev eth0             (l2; l3: IP/32)
+//	ip -n POD link set eth0 up
+//	ip -n POD route add default dev eth0           (l3 only)
+func (m Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
+	pod, err := l.NewPodNS(ctx, h, name)
+	if err != nil {
+		return nil, err
+	}
+	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
+	ip, err := h.NextPodIP()
+	if err != nil {
+		return nil, err
+	}
+	pod.IP, pod.Dev = ip, "eth0"
+	if err := l.IP(ctx, h.NetNS, "link", "add", "link", h.Dev, "name", "eth0", "netns", pod.NetNS,
+		"mtu", fmt.Sprint(l.Cfg.MTU), "type", "ipvlan", "mode", m.kind()); err != nil {
+		return nil, fmt.Errorf("creating ipvlan for pod %s (needs CONFIG_IPVLAN): %w", name, err)
+	}
+	bits := l.Cfg.PodNet.Bits()
+	if m.L3 {
+		bits = 32
+	}
+	steps := [][]string{
+		{"addr", "add", netip.PrefixFrom(ip, bits).String(), "dev", "eth0"},
+		{"link", "set", "eth0", "up"},
+	}
+	if m.L3 {
+		steps = append(steps, []string{"route", "add", "default", "dev", "eth0"})
+	}
+	for _, s := range steps {
+		if err := l.IP(ctx, pod.NetNS, s...); err != nil {
+			return nil, err
+		}
+	}
+	netmode.MarkPhase(ctx, netmode.PhaseLinks)
+	return pod, nil
+}
+
+// Expose implements netmode.Mode.
+func (Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, port int) (netip.AddrPort, error) {
+	return podnet.Direct(from, to, port)
+}
