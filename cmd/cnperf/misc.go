@@ -63,12 +63,20 @@ func cmdReport(args []string) error {
 	}
 	path := args[0]
 	hgrm := fs.String("hgrm", "", "also write every result's latency distribution as HdrHistogram .hgrm text into this folder")
+	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: A:B (e.g. tcp_stream:iperf3_tcp)")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	run, err := result.Read(path)
 	if err != nil {
 		return err
+	}
+	if *ratio != "" {
+		a, b, ok := strings.Cut(*ratio, ":")
+		if !ok || a == "" || b == "" {
+			return fmt.Errorf("--ratio %q: want two workloads as A:B, e.g. tcp_stream:iperf3_tcp", *ratio)
+		}
+		return report.Ratios(os.Stdout, run, a, b)
 	}
 	report.Table(os.Stdout, run)
 	if *hgrm != "" {
