@@ -73,7 +73,8 @@ var standardPhases = []string{netmode.PhaseNamespace, netmode.PhaseLinks, netmod
 // added) and the first reply (at first, zero when there is no peer) into
 // the time of each phase. Time after the last mark belongs to the standard
 // phase that follows it: a mode that marks nothing spends it all in
-// "links", one that marks only "namespace" spends the rest in "links".
+// "links", one that marks only "namespace" spends the rest in "links"; a
+// remainder under 100us stays with the last marked phase.
 func splitPhases(t0, added, first time.Time, marks []phaseMark) map[string]time.Duration {
 	out := map[string]time.Duration{}
 	prev := t0
@@ -90,8 +91,12 @@ func splitPhases(t0, added, first time.Time, marks []phaseMark) map[string]time.
 			next = 2 // control-plane steps a mode names itself
 		}
 	}
-	if rest := added.Sub(prev); rest > 0 || len(marks) == 0 {
+	// a remainder of a few microseconds is AddPod returning, not a phase
+	switch rest := added.Sub(prev); {
+	case len(marks) == 0 || rest >= 100*time.Microsecond:
 		out[standardPhases[next]] += rest
+	case rest > 0:
+		out[marks[len(marks)-1].phase] += rest
 	}
 	if !first.IsZero() {
 		out[netmode.PhaseFirstPacket] = first.Sub(added)

@@ -25,6 +25,8 @@ func TestSplitPhases(t *testing.T) {
 			at(90), at(100), map[string]time.Duration{
 				"namespace": 10 * time.Millisecond, "links": 15 * time.Millisecond, "kv_registration": 35 * time.Millisecond,
 				"control_plane": 30 * time.Millisecond, "first_packet": 10 * time.Millisecond}},
+		{"links, return overhead stays in links", []phaseMark{{"namespace", at(5)}, {"links", at(8)}}, at(8).Add(20 * time.Microsecond), time.Time{}, map[string]time.Duration{
+			"namespace": 5 * time.Millisecond, "links": 3*time.Millisecond + 20*time.Microsecond}},
 		{"links then more work, no peer", []phaseMark{{"namespace", at(5)}, {"links", at(8)}}, at(20), time.Time{}, map[string]time.Duration{
 			"namespace": 5 * time.Millisecond, "links": 3 * time.Millisecond, "control_plane": 12 * time.Millisecond}},
 	}
