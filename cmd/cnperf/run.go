@@ -109,6 +109,8 @@ func cmdRun(args []string) error {
 	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json)")
 	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	lbs := fs.String("lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
+	svcCounts := fs.String("services", "", "with --lb: numbers of services to program, comma-separated scale steps (default 1)")
 	pin := fs.String("pin", "", "pin the client and server agents to CPUs, e.g. 0,1 (steadier numbers on a busy machine)")
 	modeOpts := map[string]string{}
 	fs.Func("mode-opt", "network-mode option key=value, repeatable or comma-separated (e.g. controlplane=off, encrypt=aes-gcm)", func(s string) error {
@@ -171,6 +173,9 @@ func cmdRun(args []string) error {
 		Params:    params,
 		Lab:       lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24"), ModeOptions: modeOpts},
 		Repeat:    *repeat,
+	}
+	if err := applyServices(&plan, st, *lbs, *svcCounts, *networks != ""); err != nil {
+		return err
 	}
 	if !*quiet {
 		plan.Log = os.Stderr

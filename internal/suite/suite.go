@@ -23,6 +23,8 @@ type Suite struct {
 	Cases     []runner.Case
 	Workloads []string
 	Params    workload.Params
+	LBs       []string // ClusterIP load balancers (a services run), see runner.Plan
+	Services  []int    // service-count scale steps
 }
 
 var reg = map[string]Suite{}
