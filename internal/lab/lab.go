@@ -41,6 +41,12 @@ type Config struct {
 	// ModeOptions are network-mode knobs (`cnperf run --mode-opt key=value`),
 	// e.g. controlplane=off; each mode reads and validates its own keys.
 	ModeOptions map[string]string
+	// Routed puts every host on its own /24 behind a router namespace
+	// instead of on one switched subnet: host N is .2 of the Nth /24 of the
+	// /16 holding Underlay (10.100.N.0/24), its default route via the
+	// router's .1. No two hosts are L2 neighbours. Also set by the mode
+	// option underlay=routed.
+	Routed bool
 }
 
 // ModeOpt returns mode option key, or def when it is unset.
@@ -73,6 +79,16 @@ func (c *Config) setDefaults() {
 	if c.SwitchName == "" {
 		c.SwitchName = "sw"
 	}
+	if c.ModeOpt("underlay", "") == "routed" {
+		c.Routed = true
+	}
+}
+
+// routedSpace is the /16 the routed topology's per-host /24s come from. It
+// cannot overlap a valid PodNet: a /16-or-shorter pod network that does not
+// hold Underlay holds none of Underlay's /16.
+func (c *Config) routedSpace() netip.Prefix {
+	return netip.PrefixFrom(c.Underlay.Addr(), 16).Masked()
 }
 
 // Validate reports a configuration that cannot work, naming the fix.
@@ -89,6 +105,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("lab: pod network %s; use an IPv4 prefix of /16 or shorter", c.PodNet)
 	case c.Underlay.Overlaps(c.PodNet):
 		return fmt.Errorf("lab: underlay %s overlaps pod network %s; pick disjoint ranges", c.Underlay, c.PodNet)
+	case c.ModeOpt("underlay", "switched") != "switched" && c.ModeOpt("underlay", "") != "routed":
+		return fmt.Errorf("lab: underlay=%s; use underlay=switched or underlay=routed", c.ModeOpt("underlay", ""))
 	}
 	return nil
 }
@@ -156,6 +174,7 @@ type Lab struct {
 	ID     string
 	Dir    string // state folder
 	Switch string // underlay switch namespace
+	Router string // the router namespace of a routed underlay ("" otherwise)
 	Hosts  []*Host
 
 	mu         sync.Mutex
@@ -192,10 +211,21 @@ func New(cfg Config) (*Lab, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.Hosts = append(l.Hosts, &Host{
+		h := &Host{
 			Index: i, Name: fmt.Sprintf("h%d", i), NetNS: l.NSName(fmt.Sprintf("h%d", i)),
 			Dev: "eth0", IP: ip, Underlay: cfg.Underlay, PodCIDR: pod,
-		})
+		}
+		if cfg.Routed {
+			if h.Underlay, err = nthSubnet(cfg.routedSpace(), 24, i); err != nil {
+				return nil, err
+			}
+			h.Gateway = h.Underlay.Addr().Next()
+			h.IP = h.Gateway.Next()
+		}
+		l.Hosts = append(l.Hosts, h)
+	}
+	if cfg.Routed {
+		l.Router = l.NSName("rt")
 	}
 	return l, nil
 }
@@ -293,9 +323,23 @@ func (l *Lab) Create(ctx context.Context) (err error) {
 	if err := l.IP(ctx, l.Switch, "link", "set", "br0", "up"); err != nil {
 		return err
 	}
+	if l.Cfg.Routed {
+		if _, err := l.AddNS(ctx, "rt"); err != nil {
+			return err
+		}
+		if err := l.Sysctl(ctx, l.Router, "net.ipv4.ip_forward", "1"); err != nil {
+			return err
+		}
+	}
 	for _, h := range l.Hosts {
 		if _, err := l.AddNS(ctx, h.Name); err != nil {
 			return err
+		}
+		if l.Cfg.Routed {
+			if err := l.linkToRouter(ctx, h, mtu); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := l.IP(ctx, l.Switch, "link", "add", h.Name, "mtu", mtu, "type", "veth", "peer", "name", h.Dev, "mtu", mtu, "netns", h.NetNS); err != nil {
 			return err
@@ -314,6 +358,35 @@ func (l *Lab) Create(ctx context.Context) (err error) {
 		}
 	}
 	return nil
+}
+
+// linkToRouter joins host h to the router of a routed underlay: a veth
+// whose router end holds the host subnet's gateway. Equivalent to:
+//
+//	ip -n RT link add hN mtu MTU type veth peer name eth0 mtu MTU netns H
+//	ip -n RT addr add GW/24 dev hN && ip -n RT link set hN up
+//	ip -n H addr add IP/24 dev eth0 && ip -n H link set eth0 up
+//	ip -n H route add default via GW
+//	ip netns exec H sysctl -w net.ipv4.ip_forward=1
+func (l *Lab) linkToRouter(ctx context.Context, h *Host, mtu string) error {
+	bits := h.Underlay.Bits()
+	steps := []struct {
+		ns   string
+		args []string
+	}{
+		{l.Router, []string{"link", "add", h.Name, "mtu", mtu, "type", "veth", "peer", "name", h.Dev, "mtu", mtu, "netns", h.NetNS}},
+		{l.Router, []string{"addr", "add", netip.PrefixFrom(h.Gateway, bits).String(), "dev", h.Name}},
+		{l.Router, []string{"link", "set", h.Name, "up"}},
+		{h.NetNS, []string{"addr", "add", netip.PrefixFrom(h.IP, bits).String(), "dev", h.Dev}},
+		{h.NetNS, []string{"link", "set", h.Dev, "up"}},
+		{h.NetNS, []string{"route", "add", "default", "via", h.Gateway.String()}},
+	}
+	for _, s := range steps {
+		if err := l.IP(ctx, s.ns, s.args...); err != nil {
+			return err
+		}
+	}
+	return l.Sysctl(ctx, h.NetNS, "net.ipv4.ip_forward", "1")
 }
 
 // HostPod returns a pod that shares h's own namespace (host networking).
