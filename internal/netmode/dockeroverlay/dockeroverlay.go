@@ -131,6 +131,7 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 	m.mu.Lock()
 	m.labs[l] = st
 	m.mu.Unlock()
+	l.OnTeardown(func() error { m.forget(l); return nil })
 	if cp {
 		if st.kv, err = etcd.Start(ctx, l); err != nil {
 			return err
@@ -278,4 +279,11 @@ func (m *Mode) sync(ctx context.Context, l *lab.Lab, st *state, r *lab.Host) err
 // Expose implements netmode.Mode.
 func (*Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, port int) (netip.AddrPort, error) {
 	return podnet.Direct(from, to, port)
+}
+
+// forget drops what the mode kept about lab l once l is torn down.
+func (m *Mode) forget(l *lab.Lab) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.labs, l)
 }

@@ -1,7 +1,16 @@
 package dockeroverlay_test
 
 import (
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/ctrlplane/etcd"
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/runner"
 
 	"github.com/cnperf/cnperf/internal/labtest"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
@@ -27,5 +36,20 @@ func TestGolden(t *testing.T) {
 		{"docker-overlay-static", map[string]string{"controlplane": "off"}},
 	} {
 		t.Run(c.file, func(t *testing.T) { overlaytest.Golden(t, "docker-overlay", c.opts, c.file) })
+	}
+}
+
+// TestMissingEtcd: without etcd the run fails saying what to install, and
+// the half-built lab is gone.
+func TestMissingEtcd(t *testing.T) {
+	labtest.NeedRoot(t)
+	old := etcd.LookPath
+	etcd.LookPath = func(string) (string, error) { return "", exec.ErrNotFound }
+	t.Cleanup(func() { etcd.LookPath = old })
+	plan := labtest.Plan(t, []runner.Case{{Network: "docker-overlay", Placement: netmode.CrossHost}}, "tcp_rr")
+	err := runner.Execute(context.Background(), plan, &result.Run{Environment: result.CaptureHost()})
+	labtest.AssertClean(t, plan.Lab.ID)
+	if !errors.Is(err, etcd.ErrNoEtcd) || !strings.Contains(err.Error(), "apt-get install etcd-server") || !strings.Contains(err.Error(), "controlplane=off") {
+		t.Fatalf("err = %v, want ErrNoEtcd naming the package and the way around it", err)
 	}
 }

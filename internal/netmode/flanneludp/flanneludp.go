@@ -117,6 +117,7 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 	m.mu.Lock()
 	m.labs[l] = st
 	m.mu.Unlock()
+	l.OnTeardown(func() error { m.forget(l); return nil })
 	if cp {
 		if st.kv, err = etcd.Start(ctx, l); err != nil {
 			return err
@@ -202,4 +203,11 @@ func (m *Mode) DaemonCPUSeconds(l *lab.Lab) float64 {
 		return 0
 	}
 	return ctrlplane.ProcsCPU(st.procs)
+}
+
+// forget drops what the mode kept about lab l once l is torn down.
+func (m *Mode) forget(l *lab.Lab) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.labs, l)
 }

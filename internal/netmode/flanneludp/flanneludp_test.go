@@ -1,6 +1,7 @@
 package flanneludp_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/labtest"
@@ -39,5 +40,12 @@ func TestGolden(t *testing.T) {
 		{"flannel-udp-static", map[string]string{"controlplane": "off"}},
 	} {
 		t.Run(c.file, func(t *testing.T) { overlaytest.Golden(t, "flannel-udp", c.opts, c.file) })
+	}
+}
+
+func TestBadOption(t *testing.T) {
+	err := overlaytest.SetupError(t, "flannel-udp", map[string]string{"controlplane": "consul"})
+	if err == nil || !strings.Contains(err.Error(), "use etcd or off") {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -94,3 +94,18 @@ func Mode(t *testing.T, name string, opts map[string]string) []result.Result {
 	}
 	return run.Results
 }
+
+// SetupError runs mode name's Setup in a recording lab (no root) with the
+// given options and returns its error, for option validation tests.
+func SetupError(t *testing.T, name string, opts map[string]string) error {
+	t.Helper()
+	m, err := netmode.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lab.New(lab.Config{ID: "test", Exec: &lab.Recorder{}, NoStateDirs: true, ModeOptions: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Setup(context.Background(), l)
+}

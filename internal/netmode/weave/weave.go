@@ -128,6 +128,7 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 			}
 		}
 	}
+	l.OnTeardown(func() error { m.forget(l); return nil })
 	var procs []*lab.Proc
 	for _, h := range l.Hosts {
 		argv := append(append([]string{}, daemon...), "--l2", "--dev", TapName, "--listen", netip.AddrPortFrom(h.IP, Port).String())
@@ -198,4 +199,11 @@ func (m *Mode) DaemonCPUSeconds(l *lab.Lab) float64 {
 	procs := m.labs[l]
 	m.mu.Unlock()
 	return ctrlplane.ProcsCPU(procs)
+}
+
+// forget drops what the mode kept about lab l once l is torn down.
+func (m *Mode) forget(l *lab.Lab) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.labs, l)
 }

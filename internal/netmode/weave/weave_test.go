@@ -1,7 +1,13 @@
 package weave_test
 
 import (
+	"context"
+	"strings"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/runner"
 
 	"github.com/cnperf/cnperf/internal/labtest"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
@@ -39,5 +45,26 @@ func TestGolden(t *testing.T) {
 		{"weave-encrypted", map[string]string{"encrypt": "aes-gcm"}},
 	} {
 		t.Run(c.file, func(t *testing.T) { overlaytest.Golden(t, "weave", c.opts, c.file) })
+	}
+}
+
+// TestDaemonFails: a router that cannot start fails Setup with its log,
+// and nothing of the lab survives.
+func TestDaemonFails(t *testing.T) {
+	labtest.NeedRoot(t)
+	tund.Binary = "/nonexistent/cnperf"
+	t.Cleanup(func() { tund.Binary = "" })
+	plan := labtest.Plan(t, []runner.Case{{Network: "weave", Placement: netmode.CrossHost}}, "tcp_rr")
+	err := runner.Execute(context.Background(), plan, &result.Run{Environment: result.CaptureHost()})
+	labtest.AssertClean(t, plan.Lab.ID)
+	if err == nil || !strings.Contains(err.Error(), "weave-h1 exited") {
+		t.Fatalf("err = %v, want the router's exit", err)
+	}
+}
+
+func TestBadOption(t *testing.T) {
+	err := overlaytest.SetupError(t, "weave", map[string]string{"encrypt": "rot13"})
+	if err == nil || !strings.Contains(err.Error(), "use none or aes-gcm") {
+		t.Fatalf("err = %v", err)
 	}
 }
