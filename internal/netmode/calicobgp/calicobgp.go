@@ -10,8 +10,15 @@
 // Mode options (cnperf run --mode-opt):
 //
 //	bgp=mesh|rr          full mesh (default) or h1 as route reflector
-//	bgp-timeout=DURATION how long Setup waits for convergence (default 30s)
-//	controlplane=off     no BIRD: the same routes installed statically
+//	bgp-timeout=DURATION how long to wait for sessions and routes (default 30s)
+//	block=N              IPAM block prefix length, Calico's blockSize (default
+//	                     26; 32 announces every pod on its own)
+//	controlplane=off     no BIRD: each host's whole range routed statically
+//
+// Like Calico's IPAM, a host claims a block when its first pod in it is
+// created; its BIRD is then reconfigured to announce the block, and the pod
+// is reachable once every other host has installed the route. Setup only
+// waits for the BGP sessions to be established.
 package calicobgp
 
 import (
@@ -22,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -71,11 +79,12 @@ type Options struct {
 	Reflector    bool // h1 reflects routes; the others peer only with it
 	Timeout      time.Duration
 	ControlPlane bool
+	Block        int // IPAM block size (prefix length), Calico's blockSize
 }
 
 // ParseOptions reads and validates the mode options.
 func ParseOptions(c *lab.Config) (Options, error) {
-	o := Options{Timeout: 30 * time.Second, ControlPlane: true}
+	o := Options{Timeout: 30 * time.Second, ControlPlane: true, Block: 26}
 	switch v := c.ModeOpt("bgp", "mesh"); v {
 	case "mesh":
 	case "rr":
@@ -96,6 +105,13 @@ func ParseOptions(c *lab.Config) (Options, error) {
 		o.ControlPlane = false
 	default:
 		return o, fmt.Errorf("calico-bgp: controlplane=%s; use on or off", v)
+	}
+	if v := c.ModeOpt("block", ""); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 24 || n > 32 {
+			return o, fmt.Errorf("calico-bgp: block=%s; use a prefix length from 24 (a host's whole range) to 32 (one route per pod)", v)
+		}
+		o.Block = n
 	}
 	return o, nil
 }
@@ -119,17 +135,22 @@ func peers(l *lab.Lab, h *lab.Host, o Options) (out []*lab.Host, client bool) {
 	return out, o.Reflector
 }
 
-// BirdConfig is host h's BIRD configuration. The timers are those of
-// Calico's bird.cfg template (connect delay 2 s, scan time 2 s).
-func BirdConfig(l *lab.Lab, h *lab.Host, o Options) string {
+// BirdConfig is host h's BIRD configuration announcing blocks, the IPAM
+// blocks affine to h. The timers are those of Calico's bird.cfg template
+// (connect delay 2 s, scan time 2 s).
+func BirdConfig(l *lab.Lab, h *lab.Host, o Options, blocks []netip.Prefix) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# cnperf calico-bgp, host %s\n", h.Name)
 	fmt.Fprintf(&b, "router id %s;\n", h.IP)
 	b.WriteString("log stderr all;\n\n")
 	b.WriteString("protocol device {\n\tscan time 2;\n}\n\n")
-	b.WriteString("# this host's pod block: announced to peers, blackholed locally\n")
-	b.WriteString("# (the pods' /32 routes are more specific)\n")
-	fmt.Fprintf(&b, "protocol static pods {\n\tipv4;\n\troute %s blackhole;\n}\n\n", h.PodCIDR)
+	b.WriteString("# the IPAM blocks affine to this host: announced to peers, blackholed\n")
+	b.WriteString("# locally (the pods' /32 routes are more specific)\n")
+	b.WriteString("protocol static pods {\n\tipv4;\n")
+	for _, blk := range blocks {
+		fmt.Fprintf(&b, "\troute %s blackhole;\n", blk)
+	}
+	b.WriteString("}\n\n")
 	b.WriteString("protocol kernel {\n\tscan time 2;\n\tipv4 {\n\t\timport none;\n\t\texport all;\n\t};\n}\n\n")
 	export := `proto = "pods"`
 	ps, client := peers(l, h, o)
@@ -152,30 +173,53 @@ func BirdConfig(l *lab.Lab, h *lab.Host, o Options) string {
 // lookPath finds programs; tests replace it to play a machine without BIRD.
 var lookPath = exec.LookPath
 
-var (
-	phaseMu sync.Mutex
-	phases  = map[*lab.Lab]map[string]time.Duration{}
-)
-
-// SetupPhases reports how long Setup spent converging BGP on lab l
-// ("bgp_convergence"), for the startup workload.
-func (Mode) SetupPhases(l *lab.Lab) map[string]time.Duration {
-	phaseMu.Lock()
-	defer phaseMu.Unlock()
-	return phases[l]
+// labState is what the mode remembers about one lab.
+type labState struct {
+	opts   Options
+	phases map[string]time.Duration
+	blocks map[*lab.Host][]netip.Prefix // IPAM blocks affine to each host
 }
 
-func setPhase(l *lab.Lab, name string, d time.Duration) {
-	phaseMu.Lock()
-	defer phaseMu.Unlock()
-	if phases[l] == nil {
-		phases[l] = map[string]time.Duration{}
+var (
+	stateMu sync.Mutex
+	states  = map[*lab.Lab]*labState{}
+)
+
+func state(l *lab.Lab) *labState {
+	stateMu.Lock()
+	defer stateMu.Unlock()
+	st := states[l]
+	if st == nil {
+		st = &labState{phases: map[string]time.Duration{}, blocks: map[*lab.Host][]netip.Prefix{}}
+		states[l] = st
+		l.OnTeardown(func() error {
+			stateMu.Lock()
+			defer stateMu.Unlock()
+			delete(states, l)
+			return nil
+		})
 	}
-	phases[l][name] = d
+	return st
+}
+
+// SetupPhases reports how long Setup spent bringing BGP up on lab l
+// ("bgp_convergence": every session established), for the startup workload.
+func (Mode) SetupPhases(l *lab.Lab) map[string]time.Duration {
+	stateMu.Lock()
+	defer stateMu.Unlock()
+	if st := states[l]; st != nil {
+		out := map[string]time.Duration{}
+		for k, v := range st.phases {
+			out[k] = v
+		}
+		return out
+	}
+	return nil
 }
 
 // Setup implements netmode.Mode: starts BIRD on every host and waits until
-// every host's kernel has a route to every other host's pod block.
+// every BGP session is established. No block is announced yet: as with
+// Calico's IPAM, a host claims a block when its first pod needs one.
 func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
 	o, err := ParseOptions(&l.Cfg)
 	if err != nil {
@@ -192,10 +236,19 @@ func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
 	if _, err := lookPath("bird"); err != nil {
 		return errors.New("calico-bgp needs the bird command (BIRD 2); install it (apt-get install bird2)")
 	}
+	for _, h := range l.Hosts {
+		for _, r := range l.Hosts {
+			if r != h && !h.Underlay.Contains(r.IP) {
+				return fmt.Errorf("calico-bgp without encapsulation needs the hosts on one subnet: %s (%s) and %s (%s) are not; use calico-ipip or cloud-routed", h.Name, h.Underlay, r.Name, r.Underlay)
+			}
+		}
+	}
+	st := state(l)
+	st.opts = o
 	t0 := time.Now()
 	procs := map[*lab.Host]*lab.Proc{}
 	for _, h := range l.Hosts {
-		if err := os.WriteFile(ConfigPath(l, h), []byte(BirdConfig(l, h, o)), 0o644); err != nil {
+		if err := os.WriteFile(ConfigPath(l, h), []byte(BirdConfig(l, h, o, nil)), 0o644); err != nil {
 			return fmt.Errorf("writing bird config: %w", err)
 		}
 		p, err := l.Start(h.NetNS, "bird-"+h.Name, "bird", "-f", "-c", ConfigPath(l, h), "-s", SocketPath(l, h))
@@ -204,10 +257,13 @@ func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
 		}
 		procs[h] = p
 	}
-	if err := waitConverged(ctx, l, procs, o.Timeout); err != nil {
+	if err := waitEstablished(ctx, l, procs, o.Timeout); err != nil {
 		return err
 	}
-	setPhase(l, "bgp_convergence", time.Since(t0))
+	d := time.Since(t0)
+	stateMu.Lock()
+	st.phases["bgp_convergence"] = d
+	stateMu.Unlock()
 	netmode.MarkPhase(ctx, "bgp_convergence")
 	return nil
 }
@@ -233,51 +289,44 @@ func staticRoutes(ctx context.Context, l *lab.Lab) error {
 	return nil
 }
 
-// Missing lists the pod blocks host h has no BGP route to yet, given the
-// output of `ip -n H route show proto bird`.
-func Missing(l *lab.Lab, h *lab.Host, routes string) []string {
-	have := map[string]bool{}
-	for _, line := range strings.Split(routes, "\n") {
+// NotEstablished lists the BGP sessions that are not up, given the output
+// of `birdc show protocols`.
+func NotEstablished(protocols string) []string {
+	var down []string
+	for _, line := range strings.Split(protocols, "\n") {
 		f := strings.Fields(line)
-		if len(f) >= 3 && f[1] == "via" {
-			have[f[0]] = true
+		if len(f) > 0 && strings.HasPrefix(f[0], "peer_") && f[len(f)-1] != "Established" {
+			down = append(down, f[0])
 		}
 	}
-	var miss []string
-	for _, r := range l.Hosts {
-		if r != h && !have[r.PodCIDR.String()] {
-			miss = append(miss, r.PodCIDR.String())
-		}
-	}
-	return miss
+	return down
 }
 
-func waitConverged(ctx context.Context, l *lab.Lab, procs map[*lab.Host]*lab.Proc, timeout time.Duration) error {
+func waitEstablished(ctx context.Context, l *lab.Lab, procs map[*lab.Host]*lab.Proc, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		var waiting []string
+		var last string
 		for _, h := range l.Hosts {
 			select {
 			case <-procs[h].Done():
 				return fmt.Errorf("bird on %s exited: %s", h.Name, l.LogTail("bird-"+h.Name, 5))
 			default:
 			}
-			// a read, not a change: not logged as a lab command
-			out, err := l.Cfg.Exec.Run(ctx, []string{"ip", "-n", h.NetNS, "route", "show", "proto", "bird"})
-			if err != nil {
-				return err
-			}
-			if m := Missing(l, h, string(out)); len(m) > 0 {
-				waiting = append(waiting, fmt.Sprintf("%s lacks %s", h.Name, strings.Join(m, ",")))
+			// a read, not a change: not logged as a lab command; before
+			// BIRD has made its socket this fails, which is waiting too
+			out, err := l.Cfg.Exec.Run(ctx, []string{"birdc", "-s", SocketPath(l, h), "show", "protocols"})
+			last = string(out)
+			down := NotEstablished(last)
+			if err != nil || len(down) > 0 || !strings.Contains(last, "peer_") {
+				waiting = append(waiting, fmt.Sprintf("%s: %s not established", h.Name, strings.Join(down, ",")))
 			}
 		}
 		if len(waiting) == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			state, _ := l.Cfg.Exec.Run(ctx, []string{"birdc", "-s", SocketPath(l, l.Hosts[0]), "show", "protocols"})
-			return fmt.Errorf("%w within %v (%s); bird on h1 says: %s; raise --mode-opt bgp-timeout",
-				ErrNotConverged, timeout, strings.Join(waiting, "; "), strings.Join(strings.Fields(string(state)), " "))
+			return fmt.Errorf("%w within %v (%s); raise --mode-opt bgp-timeout", ErrNotConverged, timeout, strings.Join(waiting, "; "))
 		}
 		select {
 		case <-ctx.Done():
@@ -287,12 +336,41 @@ func waitConverged(ctx context.Context, l *lab.Lab, procs map[*lab.Host]*lab.Pro
 	}
 }
 
-// waitAnnounced waits until every other host has a BGP route to h's block.
-func waitAnnounced(ctx context.Context, l *lab.Lab, h *lab.Host, timeout time.Duration) error {
+// claimBlock makes sure the IPAM block holding ip is affine to h and
+// announced, as Calico's IPAM and BIRD do for a node's first pod in a new
+// block: BIRD gets the block in its config (`birdc configure`), and the
+// pod is reachable once every other host has the route. It reports
+// whether a new block was claimed.
+func claimBlock(ctx context.Context, l *lab.Lab, h *lab.Host, ip netip.Addr) (bool, error) {
+	st := state(l)
+	stateMu.Lock()
+	o := st.opts
+	blk := netip.PrefixFrom(ip, o.Block).Masked()
+	for _, b := range st.blocks[h] {
+		if b == blk {
+			stateMu.Unlock()
+			return false, nil
+		}
+	}
+	st.blocks[h] = append(st.blocks[h], blk)
+	blocks := append([]netip.Prefix(nil), st.blocks[h]...)
+	stateMu.Unlock()
+	if err := os.WriteFile(ConfigPath(l, h), []byte(BirdConfig(l, h, o, blocks)), 0o644); err != nil {
+		return false, fmt.Errorf("writing bird config: %w", err)
+	}
+	if _, err := l.Run(ctx, "birdc", "-s", SocketPath(l, h), "configure"); err != nil {
+		return false, fmt.Errorf("announcing block %s from %s: %w", blk, h.Name, err)
+	}
+	return true, waitAnnounced(ctx, l, h, blk, o.Timeout)
+}
+
+// waitAnnounced waits until every other host has a BGP route to block blk
+// of host h.
+func waitAnnounced(ctx context.Context, l *lab.Lab, h *lab.Host, blk netip.Prefix, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for _, r := range l.Hosts {
 		for r != h {
-			out, err := l.Cfg.Exec.Run(ctx, []string{"ip", "-n", r.NetNS, "route", "show", "proto", "bird", h.PodCIDR.String()})
+			out, err := l.Cfg.Exec.Run(ctx, []string{"ip", "-n", r.NetNS, "route", "show", "proto", "bird", "exact", blk.String()})
 			if err != nil {
 				return err
 			}
@@ -300,12 +378,12 @@ func waitAnnounced(ctx context.Context, l *lab.Lab, h *lab.Host, timeout time.Du
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("%w: %s has no route to %s's block %s after %v", ErrNotConverged, r.Name, h.Name, h.PodCIDR, timeout)
+				return fmt.Errorf("%w: %s has no route to %s's block %s after %v", ErrNotConverged, r.Name, h.Name, blk, timeout)
 			}
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(20 * time.Millisecond):
+			case <-time.After(5 * time.Millisecond):
 			}
 		}
 	}
@@ -344,12 +422,10 @@ func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*
 		return nil, err
 	}
 	if o, err := ParseOptions(&l.Cfg); err == nil && o.ControlPlane {
-		// the pod is reachable from elsewhere once every peer has its
-		// host's block from BGP
-		if err := waitAnnounced(ctx, l, h, o.Timeout); err != nil {
+		if _, err := claimBlock(ctx, l, h, pod.IP); err != nil {
 			return nil, err
 		}
-		netmode.MarkPhase(ctx, netmode.PhaseControlPlane)
+		netmode.MarkPhase(ctx, "bgp_announce")
 	}
 	return pod, nil
 }

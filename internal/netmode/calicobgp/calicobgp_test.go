@@ -3,7 +3,9 @@ package calicobgp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -34,11 +36,12 @@ protocol device {
 	scan time 2;
 }
 
-# this host's pod block: announced to peers, blackholed locally
-# (the pods' /32 routes are more specific)
+# the IPAM blocks affine to this host: announced to peers, blackholed
+# locally (the pods' /32 routes are more specific)
 protocol static pods {
 	ipv4;
-	route 10.244.1.0/24 blackhole;
+	route 10.244.1.0/26 blackhole;
+	route 10.244.1.64/26 blackhole;
 }
 
 protocol kernel {
@@ -131,7 +134,8 @@ func TestBirdConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := BirdConfig(l, l.Hosts[tt.host], o)
+			blocks := []netip.Prefix{netip.MustParsePrefix("10.244.1.0/26"), netip.MustParsePrefix("10.244.1.64/26")}
+			got := BirdConfig(l, l.Hosts[tt.host], o, blocks)
 			if !strings.HasSuffix(got, tt.suffix) {
 				t.Errorf("config:\n%s\nwant it to end with:\n%s", got, tt.suffix)
 			}
@@ -155,8 +159,9 @@ func TestParseOptions(t *testing.T) {
 		want    Options
 		wantErr string
 	}{
-		{nil, Options{Timeout: 30 * time.Second, ControlPlane: true}, ""},
-		{map[string]string{"bgp": "rr", "bgp-timeout": "5s", "controlplane": "off"}, Options{Reflector: true, Timeout: 5 * time.Second}, ""},
+		{nil, Options{Timeout: 30 * time.Second, ControlPlane: true, Block: 26}, ""},
+		{map[string]string{"bgp": "rr", "bgp-timeout": "5s", "controlplane": "off", "block": "32"}, Options{Reflector: true, Timeout: 5 * time.Second, Block: 32}, ""},
+		{map[string]string{"block": "16"}, Options{}, "from 24"},
 		{map[string]string{"bgp": "ibgp"}, Options{}, "use bgp=mesh or bgp=rr"},
 		{map[string]string{"bgp-timeout": "soon"}, Options{}, "use a duration"},
 		{map[string]string{"controlplane": "maybe"}, Options{}, "use on or off"},
@@ -176,19 +181,22 @@ func TestParseOptions(t *testing.T) {
 	}
 }
 
-func TestMissing(t *testing.T) {
-	l, _ := recLab(t, 3, nil)
-	routes := "10.244.2.0/24 via 10.100.0.2 dev eth0 proto bird metric 32\nblackhole 10.244.1.0/24 proto bird metric 32\n"
-	got := Missing(l, l.Hosts[0], routes)
-	if len(got) != 1 || got[0] != "10.244.3.0/24" {
-		t.Errorf("missing %v, want [10.244.3.0/24]", got)
+func TestNotEstablished(t *testing.T) {
+	out := `BIRD 2.0.12 ready.
+Name       Proto      Table      State  Since         Info
+device1    Device     ---        up     00:10:01.123
+pods       Static     master4    up     00:10:01.123
+kernel1    Kernel     master4    up     00:10:01.123
+peer_h2    BGP        ---        up     00:10:03.456  Established
+peer_h3    BGP        ---        start  00:10:01.123  Connect
+`
+	if got := NotEstablished(out); len(got) != 1 || got[0] != "peer_h3" {
+		t.Errorf("not established %v, want [peer_h3]", got)
 	}
 }
 
 func TestPodCommands(t *testing.T) {
-	l, rec := recLab(t, 2, nil)
-	// h1 already has h2's block from BGP
-	rec.Outputs = map[string]string{"ip -n cnperf-x-h1 route show proto bird 10.244.2.0/24": "10.244.2.0/24 via 10.100.0.2 dev eth0 proto bird metric 32\n"}
+	l, rec := recLab(t, 2, map[string]string{"controlplane": "off"})
 	if _, err := (Mode{}).AddPod(context.Background(), l, l.Hosts[1], "s2"); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +210,6 @@ ip -n cnperf-x-h2 route add 10.244.2.2/32 dev calis2 scope link
 ip -n cnperf-x-h2-s2 addr add 10.244.2.2/32 dev eth0
 ip -n cnperf-x-h2-s2 link set eth0 up
 ip -n cnperf-x-h2-s2 route add default via 169.254.1.1 dev eth0 onlink
-ip -n cnperf-x-h1 route show proto bird 10.244.2.0/24
 `
 	if got := rec.Text(); got != want {
 		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
@@ -241,7 +248,7 @@ func TestEndToEnd(t *testing.T) {
 
 // setupErr builds a lab, runs Setup, tears down, and returns Setup's error
 // after checking nothing was left.
-func setupErr(t *testing.T, opts map[string]string) (error, map[string]time.Duration) {
+func setupErr(t *testing.T, opts map[string]string, then func(*lab.Lab) error) (error, map[string]time.Duration) {
 	t.Helper()
 	modetest.NeedRoot(t)
 	l, err := lab.New(lab.Config{ID: "t" + lab.NewID(), ModeOptions: opts})
@@ -254,6 +261,9 @@ func setupErr(t *testing.T, opts map[string]string) (error, map[string]time.Dura
 		t.Fatal(err)
 	}
 	serr := Mode{}.Setup(ctx, l)
+	if serr == nil && then != nil {
+		serr = then(l)
+	}
 	ph := Mode{}.SetupPhases(l)
 	if err := l.Teardown(); err != nil {
 		t.Error(err)
@@ -263,7 +273,7 @@ func setupErr(t *testing.T, opts map[string]string) (error, map[string]time.Dura
 }
 
 func TestConvergencePhase(t *testing.T) {
-	err, ph := setupErr(t, nil)
+	err, ph := setupErr(t, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +286,7 @@ func TestConvergencePhase(t *testing.T) {
 
 func TestNotConverged(t *testing.T) {
 	// BIRD's connect delay is 2 s: nothing can converge in 100 ms
-	err, _ := setupErr(t, map[string]string{"bgp-timeout": "100ms"})
+	err, _ := setupErr(t, map[string]string{"bgp-timeout": "100ms"}, nil)
 	if !errors.Is(err, ErrNotConverged) || !strings.Contains(err.Error(), "bgp-timeout") {
 		t.Fatalf("error %v, want %v naming bgp-timeout", err, ErrNotConverged)
 	}
@@ -285,8 +295,73 @@ func TestNotConverged(t *testing.T) {
 func TestMissingBird(t *testing.T) {
 	lookPath = func(string) (string, error) { return "", exec.ErrNotFound }
 	t.Cleanup(func() { lookPath = exec.LookPath })
-	err, _ := setupErr(t, nil)
+	err, _ := setupErr(t, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "apt-get install bird2") {
 		t.Fatalf("error %v, want one naming apt-get install bird2", err)
+	}
+}
+
+// TestBlockClaims: a host's first pod in a block announces it over BGP (the
+// peer gets the route), a second pod in the same block does not.
+func TestBlockClaims(t *testing.T) {
+	err, _ := setupErr(t, nil, func(l *lab.Lab) error {
+		ctx := context.Background()
+		h1, h2 := l.Hosts[0], l.Hosts[1]
+		for _, name := range []string{"a", "b"} {
+			pod, err := Mode{}.AddPod(ctx, l, h1, name)
+			if err != nil {
+				return err
+			}
+			out, err := l.Cfg.Exec.Run(ctx, []string{"ip", "-n", h2.NetNS, "route", "show", "proto", "bird"})
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(string(out), "10.244.1.0/26 via 10.100.0.1") {
+				return fmt.Errorf("after pod %s (%s), h2's BGP routes are %q; want 10.244.1.0/26 via h1", name, pod.IP, out)
+			}
+		}
+		st := state(l)
+		if n := len(st.blocks[h1]); n != 1 {
+			return fmt.Errorf("%d blocks claimed on h1 for two pods, want 1", n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReflector: with bgp=rr, h2 and h3 peer only with h1, yet h3 learns
+// h2's block (reflected by h1) and can reach h2's pod through it.
+func TestReflector(t *testing.T) {
+	modetest.NeedRoot(t)
+	l, err := lab.New(lab.Config{ID: "t" + lab.NewID(), Hosts: 3, ModeOptions: map[string]string{"bgp": "rr"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		l.Teardown()
+		modetest.AssertClean(t, l.ID)
+	})
+	ctx := context.Background()
+	if err := l.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Mode{}).Setup(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Mode{}).AddPod(ctx, l, l.Hosts[1], "s2"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := l.Cfg.Exec.Run(ctx, []string{"ip", "-n", l.Hosts[2].NetNS, "route", "show", "proto", "bird"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "10.244.2.0/26 via 10.100.0.2") {
+		t.Errorf("h3's BGP routes %q; want h2's block via h2 (next hop kept by the reflector)", out)
+	}
+	peers, _ := l.Cfg.Exec.Run(ctx, []string{"birdc", "-s", SocketPath(l, l.Hosts[2]), "show", "protocols"})
+	if strings.Contains(string(peers), "peer_h2") {
+		t.Errorf("h3 peers with h2 under a route reflector:\n%s", peers)
 	}
 }
