@@ -55,6 +55,7 @@ type Config struct {
 	Prefix   string                          // L3: lease key prefix
 	PeerPort int                             // L3: UDP port of peers found in leases
 	Password string                          // non-empty: seal datagrams with AES-GCM under sha256(password)
+	SockBuf  int                             // UDP socket buffers in bytes (0: the kernel's default)
 	Log      io.Writer
 }
 
@@ -81,6 +82,19 @@ type Daemon struct {
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
+	d, err := newDaemon(cfg)
+	if err != nil {
+		return err
+	}
+	fd, err := openTun(cfg.Dev, cfg.L2)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return d.serve(ctx, fd)
+}
+
+func newDaemon(cfg Config) (*Daemon, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
@@ -91,26 +105,32 @@ func Run(ctx context.Context, cfg Config) error {
 		key := sha256.Sum256([]byte(cfg.Password))
 		blk, err := aes.NewCipher(key[:])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if d.aead, err = cipher.NewGCM(blk); err != nil {
-			return err
+			return nil, err
 		}
 		var b [4]byte
 		_, _ = rand.Read(b[:])
 		d.salt = binary.BigEndian.Uint32(b[:])
 	}
-	fd, err := openTun(cfg.Dev, cfg.L2)
-	if err != nil {
-		return err
-	}
-	d.tun = fd
-	defer unix.Close(fd)
+	return d, nil
+}
+
+// serve runs the daemon over tun, an open TUN/TAP descriptor (tests pass
+// one end of a datagram socket pair).
+func (d *Daemon) serve(ctx context.Context, tun int) (err error) {
+	cfg := d.cfg
+	d.tun = tun
 	d.conn, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(cfg.Listen))
 	if err != nil {
 		return fmt.Errorf("tund: %w", err)
 	}
 	defer d.conn.Close()
+	if cfg.SockBuf > 0 {
+		_ = d.conn.SetReadBuffer(cfg.SockBuf)
+		_ = d.conn.SetWriteBuffer(cfg.SockBuf)
+	}
 	if len(cfg.Routes) > 0 {
 		rs := make([]route, 0, len(cfg.Routes))
 		for n, p := range cfg.Routes {
@@ -196,6 +216,9 @@ func (d *Daemon) fromTun() error {
 				continue
 			}
 			return fmt.Errorf("tund: reading %s: %w", d.cfg.Dev, err)
+		}
+		if n == 0 {
+			return nil // the device (a test's socket) was shut down
 		}
 		d.TunIn.Add(1)
 		pkt := buf[NonceSize : NonceSize+n]
@@ -375,6 +398,8 @@ func ParseArgs(args []string) (Config, error) {
 			cfg.Prefix = v
 		case "--peer-port":
 			_, err = fmt.Sscan(v, &cfg.PeerPort)
+		case "--sockbuf":
+			_, err = fmt.Sscan(v, &cfg.SockBuf)
 		case "--password-file":
 			var b []byte
 			b, err = os.ReadFile(v)
