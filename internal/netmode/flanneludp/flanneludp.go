@@ -9,7 +9,8 @@
 // is `cnperf tund` (see internal/tund), following the leases in a real etcd.
 //
 // Mode options: controlplane=off gives each daemon its routes on the command
-// line instead of etcd leases.
+// line instead of etcd leases; sockbuf=BYTES sizes the daemons' UDP socket
+// buffers (default: the kernel's, as flanneld leaves them).
 package flanneludp
 
 import (
@@ -162,6 +163,9 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 					argv = append(argv, "--route", r.PodCIDR.String()+"="+netip.AddrPortFrom(r.IP, Port).String())
 				}
 			}
+		}
+		if b := l.Cfg.ModeOpt("sockbuf", ""); b != "" {
+			argv = append(argv, "--sockbuf", b) // the daemon's UDP buffers, bytes
 		}
 		p, err := ctrlplane.Start(l, h.NetNS, "flanneld-"+h.Name, argv...)
 		if err != nil {

@@ -9,6 +9,7 @@
 // Mode options: encrypt=aes-gcm seals every datagram (AES-256-GCM, key from
 // password=..., default "cnperf-lab"), as Weave's encrypted sleeve does
 // with NaCl, to show the cost of encryption; encrypt=none (default) does not.
+// sockbuf=BYTES sizes the routers' UDP socket buffers.
 package weave
 
 import (
@@ -139,6 +140,9 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 		}
 		if enc {
 			argv = append(argv, "--password-file", pwFile)
+		}
+		if b := l.Cfg.ModeOpt("sockbuf", ""); b != "" {
+			argv = append(argv, "--sockbuf", b) // the daemon's UDP buffers, bytes
 		}
 		p, err := ctrlplane.Start(l, h.NetNS, "weave-"+h.Name, argv...)
 		if err != nil {
