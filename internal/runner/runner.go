@@ -197,6 +197,7 @@ func (b *Built) Info() []PairInfo {
 func Build(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Placement) (b *Built, err error) {
 	cfg := p.Lab
 	cfg.Name = m.Name()
+	netmode.ShapeLab(m, &cfg)
 	need := 1
 	for _, pl := range placements {
 		if pl == netmode.CrossHost {

@@ -6,6 +6,7 @@ import (
 	_ "github.com/cnperf/cnperf/internal/netmode/bridge"        // bridge
 	_ "github.com/cnperf/cnperf/internal/netmode/calicobgp"     // calico-bgp
 	_ "github.com/cnperf/cnperf/internal/netmode/calicoipip"    // calico-ipip
+	_ "github.com/cnperf/cnperf/internal/netmode/cloudrouted"   // cloud-routed
 	_ "github.com/cnperf/cnperf/internal/netmode/container"     // container
 	_ "github.com/cnperf/cnperf/internal/netmode/dockeroverlay" // docker-overlay
 	_ "github.com/cnperf/cnperf/internal/netmode/ebpf"          // ebpf
