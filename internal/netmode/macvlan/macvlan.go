@@ -73,6 +73,7 @@ func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*
 	if err != nil {
 		return nil, err
 	}
+	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
 	ip, err := h.NextPodIP()
 	if err != nil {
 		return nil, err
@@ -88,6 +89,7 @@ func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*
 	if err := l.IP(ctx, pod.NetNS, "link", "set", "eth0", "up"); err != nil {
 		return nil, err
 	}
+	netmode.MarkPhase(ctx, netmode.PhaseLinks)
 	return pod, nil
 }
 
