@@ -400,6 +400,10 @@ func ParseArgs(args []string) (Config, error) {
 			_, err = fmt.Sscan(v, &cfg.PeerPort)
 		case "--sockbuf":
 			_, err = fmt.Sscan(v, &cfg.SockBuf)
+		case "--state":
+			// the lab's state folder: unused, but it names the lab on the
+			// command line, so leak checks and cnperf clean can tell
+			// whose daemon this is
 		case "--password-file":
 			var b []byte
 			b, err = os.ReadFile(v)

@@ -20,7 +20,7 @@ func TestParseArgs(t *testing.T) {
 		bad  string
 		chk  func(Config) bool
 	}{
-		{"l3 static", []string{"--dev", "flannel0", "--listen", "10.100.0.1:8285", "--route", "10.244.2.0/24=10.100.0.2:8285"}, "",
+		{"l3 static", []string{"--dev", "flannel0", "--listen", "10.100.0.1:8285", "--route", "10.244.2.0/24=10.100.0.2:8285", "--state", "/run/cnperf/x"}, "",
 			func(c Config) bool {
 				return !c.L2 && c.Routes[netip.MustParsePrefix("10.244.2.0/24")] == netip.MustParseAddrPort("10.100.0.2:8285")
 			}},

@@ -154,7 +154,7 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 		}
 	}
 	for _, h := range l.Hosts {
-		argv := append(append([]string{}, daemon...), "--dev", Device, "--listen", netip.AddrPortFrom(h.IP, Port).String())
+		argv := append(append([]string{}, daemon...), "--dev", Device, "--listen", netip.AddrPortFrom(h.IP, Port).String(), "--state", l.Dir)
 		if cp {
 			argv = append(argv, "--etcd", st.kv.URL, "--prefix", SubnetsKey, "--peer-port", fmt.Sprint(Port))
 		} else {

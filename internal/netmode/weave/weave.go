@@ -132,7 +132,7 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 	l.OnTeardown(func() error { m.forget(l); return nil })
 	var procs []*lab.Proc
 	for _, h := range l.Hosts {
-		argv := append(append([]string{}, daemon...), "--l2", "--dev", TapName, "--listen", netip.AddrPortFrom(h.IP, Port).String())
+		argv := append(append([]string{}, daemon...), "--l2", "--dev", TapName, "--listen", netip.AddrPortFrom(h.IP, Port).String(), "--state", l.Dir)
 		for _, r := range l.Hosts {
 			if r != h {
 				argv = append(argv, "--peer", netip.AddrPortFrom(r.IP, Port).String())
