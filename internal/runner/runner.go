@@ -405,6 +405,9 @@ func measure(ctx context.Context, p Plan, l *lab.Lab, m netmode.Mode, w workload
 	for k, v := range params.Extra {
 		res.Params[k] = v
 	}
+	for k, v := range l.Cfg.ModeOptions { // e.g. weave's encrypt: part of what was measured
+		res.Params["mode_"+k] = v
+	}
 	if len(p.Pin) == 2 {
 		res.Params["pinned_cpus"] = fmt.Sprintf("client=%d server=%d", p.Pin[0], p.Pin[1])
 	}
