@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -82,9 +84,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--suite", "nope"}, "unknown suite"},
 		{[]string{"frobnicate"}, "unknown command"},
 	}
-	before := namespaces()
-	for _, c := range cases {
+	for i, c := range cases {
+		id := fmt.Sprintf("bad%d%s", i, lab.NewID())
 		cmd := exec.Command(bin, c.args...)
+		cmd.Env = append(os.Environ(), "CNPERF_RUN_ID="+id)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
@@ -96,9 +99,9 @@ func TestBadInput(t *testing.T) {
 		if strings.Count(msg, "\n") > 0 || !strings.Contains(msg, c.want) {
 			t.Errorf("%v: stderr %q, want one line containing %q", c.args, msg, c.want)
 		}
-	}
-	if after := namespaces(); after != before {
-		t.Errorf("bad input left namespaces: before %q after %q", before, after)
+		if strings.Contains(namespaces(), "cnperf-"+id+"-") {
+			t.Errorf("%v left namespaces behind: %s", c.args, namespaces())
+		}
 	}
 }
 
@@ -191,7 +194,8 @@ func TestKill9ThenClean(t *testing.T) {
 	if !strings.Contains(namespaces(), "cnperf-"+id+"-") {
 		t.Fatal("expected the killed run's namespaces to be left for clean")
 	}
-	out, err := exec.Command(cnperf(t), "clean").CombinedOutput()
+	// --id: other packages' tests run labs concurrently; leave them be
+	out, err := exec.Command(cnperf(t), "clean", "--id", id).CombinedOutput()
 	if err != nil {
 		t.Fatalf("clean: %v: %s", err, out)
 	}
@@ -213,14 +217,14 @@ func TestMissingCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := namespaces()
+	id := "miss" + lab.NewID()
 	cmd := exec.Command(cnperf(t), "run", "--networks", "nat")
-	cmd.Env = append(os.Environ(), "PATH="+dir)
+	cmd.Env = append(os.Environ(), "PATH="+dir, "CNPERF_RUN_ID="+id)
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "apt-get install iptables") {
 		t.Fatalf("err %v, output %q; want the missing iptables named with its fix", err, out)
 	}
-	if after := namespaces(); after != before {
-		t.Errorf("left namespaces behind: %q", after)
+	if strings.Contains(namespaces(), "cnperf-"+id+"-") {
+		t.Errorf("left namespaces behind: %q", namespaces())
 	}
 }

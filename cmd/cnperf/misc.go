@@ -92,13 +92,14 @@ func cmdReport(args []string) error {
 func cmdClean(args []string) error {
 	fs := newFlags("clean")
 	force := fs.Bool("force", false, "also remove the labs of runs that are still going")
+	id := fs.String("id", "", "only this run's leftovers (the id in its namespace names, cnperf-ID-...)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("needs root to delete network namespaces; run it as root")
 	}
-	removed, err := lab.Clean(*force)
+	removed, err := lab.CleanRun(*id, *force)
 	for _, r := range removed {
 		fmt.Printf("removed run %s: %d namespaces\n", r.ID, len(r.Namespaces))
 	}

@@ -112,7 +112,13 @@ func (c *Config) Validate() error {
 }
 
 // NewID returns a short random run id.
+//
+// CNPERF_RUN_ID, when set, is used instead: scripts and tests can then
+// name the namespaces a run will create before it starts.
 func NewID() string {
+	if id := os.Getenv("CNPERF_RUN_ID"); id != "" {
+		return id
+	}
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
@@ -309,7 +315,7 @@ func (l *Lab) Create(ctx context.Context) (err error) {
 		if err := os.MkdirAll(l.Dir, 0o755); err != nil {
 			return fmt.Errorf("creating state folder: %w", err)
 		}
-		if err := os.WriteFile(filepath.Join(l.Dir, "owner"), []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(l.Dir, "owner"), []byte(ownerStamp(os.Getpid())), 0o644); err != nil {
 			return err
 		}
 	}

@@ -165,23 +165,56 @@ func FindLeftovers() ([]Leftover, error) {
 	return out, nil
 }
 
+// ownerStamp identifies a process for the lifetime of the machine: its pid
+// and its start time (field 22 of /proc/PID/stat), so a reused pid does not
+// pass for the owner.
+func ownerStamp(pid int) string {
+	return fmt.Sprintf("%d %s", pid, startTime(pid))
+}
+
+func startTime(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	// the command name (field 2) may hold spaces: count fields after ")"
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		f := strings.Fields(s[i+1:])
+		if len(f) > 19 {
+			return f[19]
+		}
+	}
+	return ""
+}
+
 func ownerAlive(id string) bool {
 	b, err := os.ReadFile(filepath.Join(StateRoot, id, "owner"))
 	if err != nil {
 		return false
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return false
+	}
+	pid, err := strconv.Atoi(f[0])
 	if err != nil || pid <= 0 {
 		return false
 	}
-	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	return err == nil && strings.HasPrefix(strings.TrimSpace(string(comm)), "cnperf")
+	st := startTime(pid)
+	if st == "" {
+		return false
+	}
+	return len(f) < 2 || f[1] == st
 }
 
 // Clean removes leftovers of runs whose owner is gone (or of every run, with
 // force): it kills processes inside their namespaces, deletes the namespaces
 // and the state folders.
-func Clean(force bool) ([]Leftover, error) {
+func Clean(force bool) ([]Leftover, error) { return CleanRun("", force) }
+
+// CleanRun is Clean limited to one run id ("" for every run).
+func CleanRun(id string, force bool) ([]Leftover, error) {
 	los, err := FindLeftovers()
 	if err != nil {
 		return nil, err
@@ -191,7 +224,7 @@ func Clean(force bool) ([]Leftover, error) {
 	var removed []Leftover
 	var firstErr error
 	for _, lo := range los {
-		if lo.Live && !force {
+		if (lo.Live && !force) || (id != "" && lo.ID != id) {
 			continue
 		}
 		for _, ns := range lo.Namespaces {
