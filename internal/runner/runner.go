@@ -159,6 +159,7 @@ type pair struct {
 	placement      netmode.Placement
 	client, server *lab.Pod
 	cAgent, sAgent *agent.Client
+	cKey, sKey     string // agent log names
 }
 
 // Built is a network built in a lab with agents running in its pods: what a
@@ -311,7 +312,7 @@ func Build(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Pla
 		if err != nil {
 			return nil, err
 		}
-		b.Pairs = append(b.Pairs, pair{placement: pl, client: client, server: server, cAgent: ca, sAgent: sa})
+		b.Pairs = append(b.Pairs, pair{placement: pl, client: client, server: server, cAgent: ca, sAgent: sa, cKey: "agent-c1", sKey: "agent-" + skey})
 	}
 	b.Ready = time.Since(t0)
 	p.logf("  %s ready in %v", m.Name(), b.Ready.Round(time.Millisecond))
@@ -435,11 +436,11 @@ func measure(ctx context.Context, p Plan, l *lab.Lab, m netmode.Mode, w workload
 	}
 	srep, serr := srv.Stop()
 	if cerr != nil {
-		res.Error = "client: " + cerr.Error()
+		res.Error = "client: " + cerr.Error() + agentLog(l, pr.cKey)
 		return res
 	}
 	if serr != nil {
-		res.Error = "server: " + serr.Error()
+		res.Error = "server: " + serr.Error() + agentLog(l, pr.sKey)
 		return res
 	}
 	mt, h, err := w.Metrics(params, crep, srep)
@@ -508,4 +509,12 @@ func brief(m result.Metrics) string {
 		parts = append(parts, fmt.Sprintf("p50 %.1fus p99 %.1fus", m.LatencyUs["p50"], m.LatencyUs["p99"]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// agentLog is the end of an agent's log, for an error message.
+func agentLog(l *lab.Lab, key string) string {
+	if t := strings.TrimSpace(l.LogTail(key, 3)); t != "" {
+		return " (agent log: " + strings.ReplaceAll(t, "\n", " | ") + ")"
+	}
+	return ""
 }
