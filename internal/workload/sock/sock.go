@@ -16,7 +16,6 @@ import (
 // FD is a blocking socket.
 type FD struct {
 	fd     int
-	once   sync.Once
 	closed bool
 	mu     sync.Mutex
 }
@@ -186,16 +185,34 @@ func (s *FD) SetBuffers(n int) {
 }
 
 // Shutdown wakes any call blocked on the socket; the socket stays open.
-func (s *FD) Shutdown() { _ = unix.Shutdown(s.fd, unix.SHUT_RDWR) }
+// After Close it does nothing, so a watcher goroutine that fires late can
+// never touch a descriptor number the process has since reused.
+func (s *FD) Shutdown() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		_ = unix.Shutdown(s.fd, unix.SHUT_RDWR)
+	}
+}
 
 // CloseWrite half-closes (FIN) so the peer reads end of stream.
-func (s *FD) CloseWrite() { _ = unix.Shutdown(s.fd, unix.SHUT_WR) }
+func (s *FD) CloseWrite() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		_ = unix.Shutdown(s.fd, unix.SHUT_WR)
+	}
+}
 
 // Close releases the socket once.
 func (s *FD) Close() error {
-	var err error
-	s.once.Do(func() { err = unix.Close(s.fd) })
-	return err
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return unix.Close(s.fd)
 }
 
 // Raw is the descriptor number.
