@@ -11,9 +11,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // HeaderSize is the size of the response headers, status line and blank
@@ -46,12 +51,14 @@ func Response(size int, close bool) ([]byte, error) {
 
 // Server answers on a listener until Close.
 type Server struct {
-	ln      net.Listener
-	handle  func(net.Conn)
-	mu      sync.Mutex
-	conns   map[net.Conn]struct{}
-	wg      sync.WaitGroup
-	closing bool
+	ln       net.Listener
+	handle   func(io.ReadWriter)
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{}
+	fds      map[int]struct{}
+	blocking int
+	wg       sync.WaitGroup
+	closing  bool
 }
 
 // ListenHTTP starts the HTTP server on addr (":8080") answering every
@@ -62,7 +69,7 @@ func ListenHTTP(addr string, size int) (*Server, error) {
 		return nil, err
 	}
 	closing, _ := Response(size, true)
-	return listen(addr, func(c net.Conn) { serveHTTP(c, keep, closing) })
+	return listen(addr, func(c io.ReadWriter) { serveHTTP(c, keep, closing) })
 }
 
 // ListenRaw starts the raw TCP server on addr: every reqSize bytes read
@@ -72,15 +79,15 @@ func ListenRaw(addr string, reqSize, respSize int) (*Server, error) {
 		return nil, fmt.Errorf("raw sizes %d/%d: use 1 to %d bytes", reqSize, respSize, MaxResponse)
 	}
 	resp := bytes.Repeat([]byte{'r'}, respSize)
-	return listen(addr, func(c net.Conn) { serveRaw(c, reqSize, resp) })
+	return listen(addr, func(c io.ReadWriter) { serveRaw(c, reqSize, resp) })
 }
 
-func listen(addr string, h func(net.Conn)) (*Server, error) {
+func listen(addr string, h func(io.ReadWriter)) (*Server, error) {
 	ln, err := net.Listen("tcp4", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	s := &Server{ln: ln, handle: h, conns: map[net.Conn]struct{}{}}
+	s := &Server{ln: ln, handle: h, conns: map[net.Conn]struct{}{}, fds: map[int]struct{}{}}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
@@ -111,6 +118,26 @@ func (s *Server) accept() {
 			c.Close()
 			return
 		}
+		if s.blocking < MaxBlocking {
+			if fc, err := blockingConn(c); err == nil {
+				s.blocking++
+				s.fds[fc.fd] = struct{}{}
+				s.wg.Add(1)
+				s.mu.Unlock()
+				go func() {
+					defer s.wg.Done()
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					s.handle(fc)
+					s.mu.Lock()
+					delete(s.fds, fc.fd)
+					s.blocking--
+					s.mu.Unlock()
+					unix.Close(fc.fd)
+				}()
+				continue
+			}
+		}
 		s.conns[c] = struct{}{}
 		s.wg.Add(1)
 		s.mu.Unlock()
@@ -125,6 +152,73 @@ func (s *Server) accept() {
 	}
 }
 
+// MaxBlocking is how many connections are served by a thread each, blocked
+// in read(2) as netperf's and sockperf's servers are, so that a round trip
+// does not also pay for waking a goroutine through the netpoller. Beyond it
+// connections are goroutines on the netpoller, which scales to many.
+const MaxBlocking = 256
+
+// fdConn is a blocking socket served by one locked thread.
+type fdConn struct{ fd int }
+
+// blockingConn takes c's socket out of the netpoller as a blocking fd.
+func blockingConn(c net.Conn) (*fdConn, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("not a socket")
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	nfd := -1
+	var derr error
+	if err := raw.Control(func(fd uintptr) { nfd, derr = unix.Dup(int(fd)) }); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	c.Close() // the dup keeps the connection open
+	unix.CloseOnExec(nfd)
+	if err := unix.SetNonblock(nfd, false); err != nil {
+		unix.Close(nfd)
+		return nil, err
+	}
+	return &fdConn{fd: nfd}, nil
+}
+
+func (f *fdConn) Read(b []byte) (int, error) {
+	for {
+		n, err := unix.Read(f.fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (f *fdConn) Write(b []byte) (int, error) {
+	off := 0
+	for off < len(b) {
+		n, err := unix.Write(f.fd, b[off:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return off, err
+		}
+		off += n
+	}
+	return off, nil
+}
+
 // Close stops accepting, closes every connection and waits for them.
 func (s *Server) Close() {
 	s.mu.Lock()
@@ -132,6 +226,9 @@ func (s *Server) Close() {
 	s.ln.Close()
 	for c := range s.conns {
 		c.Close()
+	}
+	for fd := range s.fds {
+		_ = unix.Shutdown(fd, unix.SHUT_RDWR) // wakes its thread, which closes it
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
@@ -141,7 +238,7 @@ var endOfHeaders = []byte("\r\n\r\n")
 
 // serveHTTP answers pipelined requests in order, one response each, with
 // no allocation per request.
-func serveHTTP(c net.Conn, keep, closing []byte) {
+func serveHTTP(c io.ReadWriter, keep, closing []byte) {
 	buf := make([]byte, 16<<10)
 	out := make([]byte, 0, 4*len(keep))
 	n := 0
@@ -214,7 +311,7 @@ func eqFold(b []byte, s string) bool {
 	return true
 }
 
-func serveRaw(c net.Conn, reqSize int, resp []byte) {
+func serveRaw(c io.ReadWriter, reqSize int, resp []byte) {
 	buf := make([]byte, max(reqSize, 16<<10))
 	pending := 0 // bytes of the current request read so far
 	out := make([]byte, 0, 4*len(resp))

@@ -39,8 +39,14 @@ type Config struct {
 	// saturated; default 1ms.
 	MaxSendLag time.Duration
 	// Spin is how close to a send the worker stops sleeping and polls, to
-	// send within microseconds of the intended time; default 20µs.
+	// send within microseconds of the intended time; default 50µs.
 	Spin time.Duration
+	// Poll is how long after a send the worker polls for the response
+	// instead of sleeping (open loop); 0 sleeps at once. Measured here
+	// (docs/perf.md), polling made loopback round trips slower, not faster:
+	// a client that keeps its CPU busy makes the kernel wake the server on
+	// the other CPU instead of its own.
+	Poll time.Duration
 }
 
 // Result is what a run measured.
@@ -143,7 +149,7 @@ func (c *Config) Validate() error {
 		c.MaxSendLag = time.Millisecond
 	}
 	if c.Spin <= 0 {
-		c.Spin = 20 * time.Microsecond
+		c.Spin = 50 * time.Microsecond
 	}
 	return nil
 }
@@ -545,7 +551,8 @@ func (w *worker) openLoop(ctx context.Context, t0 int64) {
 	w.res.Scheduled = int64(p.Remaining())
 	end := t0 + int64(cfg.Duration)
 	deadline := end + int64(cfg.Drain)
-	spin := int64(cfg.Spin)
+	spin, poll := int64(cfg.Spin), int64(cfg.Poll)
+	var lastSend int64
 	inflight := 0
 	var done func(i int32, ok bool, t int64)
 	done = func(i int32, ok bool, t int64) {
@@ -580,6 +587,7 @@ func (w *worker) openLoop(ctx context.Context, t0 int64) {
 			w.res.SendLag.Record(time.Duration(t - at))
 			inflight++
 			w.send(i, at, t)
+			lastSend = t
 			t = now()
 		}
 		_, next, more := p.Next()
@@ -598,8 +606,8 @@ func (w *worker) openLoop(ctx context.Context, t0 int64) {
 		if more && next <= t && len(w.free) == 0 {
 			// behind and every connection busy: wait for a response
 			timeout = min(timeout, int64(50*time.Millisecond))
-		} else if timeout <= spin {
-			timeout = 0 // close to the next send: poll, don't sleep
+		} else if timeout <= spin || (inflight > 0 && t-lastSend < poll) {
+			timeout = 0 // close to the next send, or a response is due: poll, don't sleep
 		} else {
 			timeout -= spin
 		}
