@@ -32,6 +32,7 @@ Runs cnperf's load engine against any server, outside a lab:
   cnperf load http_rate http://10.0.0.2/ --max-rate-search
   cnperf load http_qps http://127.0.0.1:8080/ --connections 64 --threads 2
   cnperf load tcp_rate 127.0.0.1:5001 --rate 1000 --message-size 16
+  cnperf load tcp_rate 127.0.0.1:11111 --rate 1000 --payload sockperf   (a sockperf server)
 and serves cnperf's built-in fixed-size server (or nginx, configured as the
 study did) for other tools to be measured against.`
 
@@ -62,7 +63,7 @@ func cmdLoad(args []string) error {
 	extra := map[string]*string{}
 	for _, f := range workload.Flags() {
 		switch f.Name {
-		case "rate", "max-rate-search", "response-size", "connections", "threads", "keepalive", "max-send-lag", "latency-bound":
+		case "rate", "max-rate-search", "response-size", "connections", "threads", "keepalive", "max-send-lag", "latency-bound", "payload":
 			extra[f.Name] = fs.String(f.Name, "", f.Usage)
 		}
 	}
@@ -111,6 +112,7 @@ func cmdLoad(args []string) error {
 		}
 	}
 	run.FinishedAt = time.Now().UTC()
+	printMaxRates(done)
 	if *hgrm != "" {
 		files, err := writeHgrm(*hgrm, run)
 		if err != nil {
@@ -378,4 +380,32 @@ func cmdLoadServe(args []string) error {
 		return fmt.Errorf("server %q; use http, tcp or nginx", kind)
 	}
 	return nil
+}
+
+// printMaxRates sums up a --max-rate-search: the highest rate held per
+// response size.
+func printMaxRates(done []workload.StepResult) {
+	maxBy := map[string]string{}
+	var sizes []string
+	for _, d := range done {
+		x := d.Params.Extra
+		if x["phase"] == "" {
+			continue
+		}
+		sz := x["response-size"]
+		if _, ok := maxBy[sz]; !ok {
+			sizes = append(sizes, sz)
+			maxBy[sz] = ""
+		}
+		if x["max_rate"] != "" {
+			maxBy[sz] = x["max_rate"]
+		}
+	}
+	for _, sz := range sizes {
+		if maxBy[sz] == "" {
+			fmt.Printf("max rate (size %s): none held; every search step was saturated or over the latency bound\n", sz)
+		} else {
+			fmt.Printf("max rate (size %s): %s/s held (not saturated, p99 within the latency bound)\n", sz, maxBy[sz])
+		}
+	}
 }

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -131,6 +132,9 @@ func validate(k kind, p workload.Params) error {
 	if !k.closed && !o.keepalive {
 		return errors.New("open-loop workloads keep connections alive; use http_qps --keepalive=false for short connections")
 	}
+	if o.payload == "sockperf" && (k.http || p.MessageSize < sockperfHeader) {
+		return fmt.Errorf("--payload sockperf is for tcp_rate with --message-size of at least %d (sockperf's header)", sockperfHeader)
+	}
 	if !k.http && o.server == "nginx" {
 		return errors.New("tcp_rate speaks raw TCP; nginx serves HTTP: use http_rate --server nginx")
 	}
@@ -252,6 +256,10 @@ func config(k kind, p workload.Params, addr netip.AddrPort) (loadgen.Config, err
 		c.Protocol = loadgen.Raw
 		c.Request = make([]byte, p.MessageSize)
 		c.ResponseSize = o.sizes[0]
+		if o.payload == "sockperf" {
+			c.Request = SockperfPing(p.MessageSize)
+			c.ResponseSize = p.MessageSize // sockperf echoes the message
+		}
 	}
 	if !k.closed {
 		c.Rate = defaultRate
@@ -464,3 +472,19 @@ func Verdict(m result.Metrics, maxLag time.Duration) string {
 }
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// sockperfHeader is the size of sockperf's message header: a 64-bit
+// sequence number, 16-bit flags and a 32-bit length, big endian.
+const sockperfHeader = 14
+
+// SockperfPing is a request a `sockperf server` answers with the same
+// number of bytes: a message flagged as a client ping that wants a pong.
+// It lets tcp_rate be held against sockperf's own client on the very same
+// server.
+func SockperfPing(size int) []byte {
+	b := make([]byte, size)
+	binary.BigEndian.PutUint64(b[0:], 1)
+	binary.BigEndian.PutUint16(b[8:], 3) // client | pong request
+	binary.BigEndian.PutUint32(b[10:], uint32(size))
+	return b
+}

@@ -46,6 +46,9 @@ func TestValidate(t *testing.T) {
 		{HTTPRate{}, nil, 100, "message size"},
 		{TCPRate{}, map[string]string{"server": "nginx"}, 0, "nginx serves HTTP"},
 		{TCPRate{}, map[string]string{"response-size": "64"}, 16, ""},
+		{TCPRate{}, map[string]string{"payload": "sockperf"}, 16, ""},
+		{TCPRate{}, map[string]string{"payload": "sockperf"}, 8, "at least 14"},
+		{TCPRate{}, map[string]string{"payload": "iperf"}, 16, "--payload"},
 		{HTTPQPS{}, map[string]string{"keepalive": "false", "connections": "32"}, 0, ""},
 		{HTTPQPS{}, map[string]string{"rate": "1000"}, 0, ""},
 	}

@@ -25,6 +25,7 @@ func init() {
 		{Name: "threads", Usage: "http_rate/tcp_rate/http_qps: client worker threads (default: CPUs)"},
 		{Name: "keepalive", Usage: "http_qps: false opens a new connection per request (default true)"},
 		{Name: "max-send-lag", Usage: "http_rate/tcp_rate: send-lag p99 above which a step is saturated (default 1ms)"},
+		{Name: "payload", Usage: "tcp_rate: zero (default) or sockperf: each request is a sockperf ping, so a `sockperf server` answers it"},
 		{Name: "latency-bound", Usage: "http_rate/tcp_rate --max-rate-search: p99 a sustained rate must stay under (default 10ms)"},
 	} {
 		workload.RegisterFlag(f)
@@ -42,6 +43,7 @@ type opts struct {
 	keepalive    bool
 	maxSendLag   time.Duration
 	latencyBound time.Duration
+	payload      string
 }
 
 const (
@@ -111,6 +113,12 @@ func parseOpts(p workload.Params, closed bool) (opts, error) {
 			return o, fmt.Errorf("--threads %q: use 1 to 1024", v)
 		}
 		o.threads = n
+	}
+	switch v := x["payload"]; v {
+	case "", "zero", "sockperf":
+		o.payload = v
+	default:
+		return o, fmt.Errorf("--payload %q: use zero or sockperf", v)
 	}
 	if v := x["keepalive"]; v != "" {
 		if o.keepalive, err = strconv.ParseBool(v); err != nil {
