@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -63,7 +64,9 @@ func cmdLoad(args []string) error {
 	extra := map[string]*string{}
 	for _, f := range workload.Flags() {
 		switch f.Name {
-		case "rate", "max-rate-search", "response-size", "connections", "threads", "keepalive", "max-send-lag", "latency-bound", "payload":
+		case "max-rate-search", "keepalive":
+			extra[f.Name] = boolFlag(fs, f.Name, f.Usage)
+		case "rate", "response-size", "connections", "threads", "max-send-lag", "latency-bound", "payload":
 			extra[f.Name] = fs.String(f.Name, "", f.Usage)
 		}
 	}
@@ -408,4 +411,32 @@ func printMaxRates(done []workload.StepResult) {
 			fmt.Printf("max rate (size %s): %s/s held (not saturated, p99 within the latency bound)\n", sz, maxBy[sz])
 		}
 	}
+}
+
+// optBool is a workload switch: unset (""), or "true"/"false" once given,
+// so that --max-rate-search alone works and an absent flag stays absent.
+type optBool struct{ s *string }
+
+func (b optBool) String() string {
+	if b.s == nil {
+		return ""
+	}
+	return *b.s
+}
+
+func (b optBool) Set(v string) error {
+	x, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("%q is not true or false", v)
+	}
+	*b.s = strconv.FormatBool(x)
+	return nil
+}
+
+func (b optBool) IsBoolFlag() bool { return true }
+
+func boolFlag(fs *flag.FlagSet, name, usage string) *string {
+	s := new(string)
+	fs.Var(optBool{s}, name, usage)
+	return s
 }

@@ -125,6 +125,10 @@ func cmdRun(args []string) error {
 	})
 	extra := map[string]*string{}
 	for _, f := range workload.Flags() {
+		if f.Bool {
+			extra[f.Name] = boolFlag(fs, f.Name, f.Usage)
+			continue
+		}
 		extra[f.Name] = fs.String(f.Name, "", f.Usage)
 	}
 	if err := parseFlags(fs, args); err != nil {

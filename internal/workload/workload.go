@@ -135,6 +135,8 @@ type Stepper interface {
 // workload as Params.Extra[Name] when the user sets it.
 type Flag struct {
 	Name, Usage string
+	// Bool makes it a switch: --name alone means "true" (--name=false too).
+	Bool bool
 }
 
 var flags []Flag

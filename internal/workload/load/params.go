@@ -18,12 +18,12 @@ import (
 func init() {
 	for _, f := range []workload.Flag{
 		{Name: "rate", Usage: "http_rate/tcp_rate: requests per second, a number or a comma list (a step each)"},
-		{Name: "max-rate-search", Usage: "http_rate/tcp_rate: find the highest unsaturated rate, then run 20%,60%,100% of it (true/false)"},
+		{Name: "max-rate-search", Usage: "http_rate/tcp_rate: find the highest unsaturated rate, then run 20%,60%,100% of it", Bool: true},
 		{Name: "server", Usage: "http_rate/http_qps: builtin or nginx (default builtin)"},
 		{Name: "response-size", Usage: "http_rate/http_qps/tcp_rate: response bytes on the wire, a number or a comma list (default 350)"},
 		{Name: "connections", Usage: "http_rate/tcp_rate/http_qps: connections the client opens (default 64 open loop, 16 closed loop)"},
 		{Name: "threads", Usage: "http_rate/tcp_rate/http_qps: client worker threads (default: CPUs)"},
-		{Name: "keepalive", Usage: "http_qps: false opens a new connection per request (default true)"},
+		{Name: "keepalive", Usage: "http_qps: --keepalive=false opens a new connection per request (default true)", Bool: true},
 		{Name: "max-send-lag", Usage: "http_rate/tcp_rate: send-lag p99 above which a step is saturated (default 1ms)"},
 		{Name: "payload", Usage: "tcp_rate: zero (default) or sockperf: each request is a sockperf ping, so a `sockperf server` answers it"},
 		{Name: "latency-bound", Usage: "http_rate/tcp_rate --max-rate-search: p99 a sustained rate must stay under (default 10ms)"},

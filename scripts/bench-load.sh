@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Side-by-side benchmarks of cnperf's load engine (docs/perf.md), as root:
+#  1. closed loop against nginx across a host-gw lab path: cnperf http_qps
+#     vs wrk, same connections and threads, rounds interleaved; requests/s
+#     and client CPU per request (user+sys of the client process);
+#  2. open loop: the highest rate cnperf http_rate holds with send-lag
+#     p99 under 50us, against wrk's closed-loop requests/s;
+#  3. low rate on loopback: cnperf tcp_rate vs sockperf ping-pong, both
+#     against the same sockperf server, median round trip.
+# ROUNDS (default 3) and DUR seconds (default 5) tune it. Prints a summary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-3}
+DUR=${DUR:-5}
+CONNS=${CONNS:-64}
+THREADS=${THREADS:-2}
+BIN=$(mktemp /tmp/cnperf-bench-XXXXXX)
+OUT=$(mktemp -d /tmp/cnperf-bench-out-XXXXXX)
+go build -o "$BIN" ./cmd/cnperf
+
+"$BIN" lab --network host-gw --placement cross-host --for 30m >"$OUT/lab.log" 2>&1 &
+LAB=$!
+cleanup() {
+	kill -INT "$LAB" 2>/dev/null || true
+	wait "$LAB" 2>/dev/null || true
+	[ -n "${SPS:-}" ] && kill "$SPS" 2>/dev/null || true
+	rm -f "$BIN"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do grep -q "is up" "$OUT/lab.log" && break; sleep 0.2; done
+line=$(grep "cross-host: client pod" "$OUT/lab.log")
+C=$(echo "$line" | sed -E 's/.*client pod ([^ ]+) .*/\1/')
+S=$(echo "$line" | sed -E 's/.*server pod ([^ ]+) .*/\1/')
+SIP=$(echo "$line" | sed -E 's/.*server pod [^ ]+ \(([0-9.]+)\).*/\1/')
+URL="http://$SIP:8080/"
+ip netns exec "$S" "$BIN" load serve nginx --port 8080 --response-size 350 --duration 30m >"$OUT/nginx.log" 2>&1 &
+sleep 1
+echo "lab path: $C -> $S ($URL), nginx: $(head -1 "$OUT/nginx.log")"
+
+TIMEFORMAT='%U %S'
+cpu() { awk '{print $1+$2}' "$1"; }
+
+echo
+echo "== closed loop vs wrk: -t$THREADS -c$CONNS, ${DUR}s, nginx 350 B =="
+printf "%-6s %12s %12s %14s %14s %8s %8s\n" round wrk_req/s cnperf_req/s wrk_us_cpu/req cnperf_us/req rps_x cpu_x
+WRKS=()
+for r in $(seq "$ROUNDS"); do
+	{ time ip netns exec "$C" wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" "$URL" >"$OUT/wrk.$r" ; } 2>"$OUT/wrk.$r.cpu"
+	{ time ip netns exec "$C" "$BIN" load http_qps "$URL" --connections "$CONNS" --threads "$THREADS" --duration "${DUR}s" >"$OUT/cn.$r" ; } 2>"$OUT/cn.$r.cpu"
+	w=$(awk '/Requests\/sec/{print $2}' "$OUT/wrk.$r")
+	wn=$(awk '/requests in/{print $1}' "$OUT/wrk.$r")
+	c=$(awk '/requests\/s:/{print $1}' "$OUT/cn.$r")
+	cn=$(awk '/requests\/s:/{print $3}' "$OUT/cn.$r")
+	wc=$(cpu "$OUT/wrk.$r.cpu"); cc=$(cpu "$OUT/cn.$r.cpu")
+	WRKS+=("$w")
+	awk -v r="$r" -v w="$w" -v c="$c" -v wc="$wc" -v cc="$cc" -v wn="$wn" -v cn="$cn" 'BEGIN{
+		wu=wc/wn*1e6; cu=cc/cn*1e6;
+		printf "%-6s %12.0f %12.0f %14.2f %14.2f %8.2f %8.2f\n", r, w, c, wu, cu, c/w, cu/wu }'
+done
+WMAX=$(printf "%s\n" "${WRKS[@]}" | sort -g | tail -1)
+
+echo
+echo "== open loop: highest rate with send-lag p99 < 50us (search from 5000/s) =="
+ip netns exec "$C" "$BIN" load http_rate "$URL" --max-rate-search --rate 5000 --max-send-lag 50us --latency-bound 10s \
+	--connections "$CONNS" --threads "$THREADS" --duration 2s >"$OUT/open" || true
+grep -E "^http_rate|achieved|send lag|verdict" "$OUT/open" | sed 's/^/  /' | tail -12
+MAXR=$(sed -nE 's/^max rate \(size [0-9]+\): ([0-9]+)\/s held.*/\1/p' "$OUT/open")
+awk -v m="${MAXR:-0}" -v w="$WMAX" 'BEGIN{printf "open-loop max %d/s vs wrk best closed-loop %.0f/s: %.2fx\n", m, w, m/w}'
+
+echo
+echo "== loopback, 1000 requests/s, 16 B, one connection: median round trip =="
+sockperf server --tcp -i 127.0.0.1 -p 11711 >"$OUT/sps.log" 2>&1 &
+SPS=$!
+sleep 0.5
+printf "%-6s %14s %14s %8s\n" round sockperf_p50us cnperf_p50us ratio
+for r in $(seq "$ROUNDS"); do
+	sockperf ping-pong --tcp -i 127.0.0.1 -p 11711 -t "$DUR" --mps 1000 -m 16 --full-rtt >"$OUT/sp.$r" 2>&1
+	"$BIN" load tcp_rate 127.0.0.1:11711 --payload sockperf --message-size 16 --rate 1000 --connections 1 --threads 1 --duration "${DUR}s" >"$OUT/ct.$r"
+	s=$(awk '/percentile 50.000/{print $NF}' "$OUT/sp.$r")
+	c=$(awk '/uncorrected/{print $4}' "$OUT/ct.$r")
+	awk -v r="$r" -v s="$s" -v c="$c" 'BEGIN{printf "%-6s %14.1f %14.1f %8.2f\n", r, s, c, c/s}'
+done
+echo
+echo "raw outputs: $OUT"
