@@ -37,12 +37,14 @@ struct ipv4 {
 	__be32 daddr;
 };
 
-// endpoint is a pod on this host, keyed by its IPv4 address.
+// endpoint is a pod on this host, keyed by its IPv4 address. mac and
+// host_mac are adjacent, as destination and source are in an Ethernet
+// header, so one store rewrites both.
 struct endpoint {
 	__u32 ifindex;   // host side of its veth
 	__u8 mac[6];     // its eth0
 	__u8 host_mac[6]; // the host side's, the source of what we deliver
-};
+} __attribute__((packed));
 
 // config is the host's datapath configuration (one entry).
 struct config {
@@ -114,8 +116,7 @@ static __always_inline struct ipv4 *parse(struct __sk_buff *skb)
 
 static __always_inline int deliver(struct __sk_buff *skb, struct endpoint *ep)
 {
-	if (bpf_skb_store_bytes(skb, 0, ep->mac, 6, 0) < 0 ||
-	    bpf_skb_store_bytes(skb, 6, ep->host_mac, 6, 0) < 0)
+	if (bpf_skb_store_bytes(skb, 0, ep->mac, 12, 0) < 0)
 		return TC_ACT_OK;
 	count(STAT_LOCAL);
 	return bpf_redirect_peer(ep->ifindex, 0);
