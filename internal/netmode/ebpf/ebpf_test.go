@@ -168,6 +168,13 @@ func TestDatapath(t *testing.T) {
 	if kernel.host(l, l.Hosts[0]) != nil {
 		t.Error("datapath state kept after teardown")
 	}
+	// nothing pinned: the host's bpffs holds nothing of ours
+	ents, _ := os.ReadDir("/sys/fs/bpf")
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "cnperf") || strings.Contains(e.Name(), l.ID) {
+			t.Errorf("/sys/fs/bpf/%s left behind", e.Name())
+		}
+	}
 }
 
 // exchange opens a TCP connection from pod from to pod to (sockets made
