@@ -292,3 +292,45 @@ func TestUnreachableRateIsSaturated(t *testing.T) {
 	}
 	t.Log(why)
 }
+
+// Workers wait in epoll without releasing their P; a garbage collection
+// during a run against a silent server must still complete promptly.
+func TestRawWaitDoesNotBlockGC(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // accept and never answer
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	addr := netip.MustParseAddrPort(ln.Addr().String())
+	done := make(chan struct{})
+	var worst time.Duration
+	go func() {
+		defer close(done)
+		time.Sleep(50 * time.Millisecond)
+		for i := 0; i < 20; i++ {
+			t0 := time.Now()
+			runtime.GC()
+			worst = max(worst, time.Since(t0))
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	c := Config{Addr: addr, Protocol: Raw, Request: make([]byte, 16), ResponseSize: 16, KeepAlive: true,
+		Duration: 400 * time.Millisecond, Connections: 2, Threads: 2}
+	if _, err := Run(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if worst > 100*time.Millisecond {
+		t.Fatalf("a GC took %v while workers waited", worst)
+	}
+	t.Logf("worst GC %v", worst)
+}
