@@ -108,6 +108,7 @@ func Table(w io.Writer, run *result.Run) {
 		}
 		table(w, byStep[st])
 	}
+	Services(w, run)
 	for _, s := range run.Skipped {
 		what := s.Network
 		if s.Placement != "" {

@@ -185,6 +185,17 @@ func namesLocked() []string {
 // text names what is missing.
 var ErrUnsupported = errors.New("unsupported here")
 
+type unsupported struct{ msg string }
+
+func (e unsupported) Error() string        { return e.msg }
+func (e unsupported) Is(target error) bool { return target == ErrUnsupported }
+
+// Unsupported is an error that says what this machine lacks and is
+// ErrUnsupported for errors.Is.
+func Unsupported(format string, a ...any) error {
+	return unsupported{fmt.Sprintf(format, a...)}
+}
+
 // Check reports the first missing requirement of lb on this machine, with
 // the fix, wrapping ErrUnsupported.
 func Check(lb LB) error {
@@ -196,12 +207,12 @@ func CheckWith(lb LB, k netmode.KernelConfig, lookPath func(string) (string, err
 	req := lb.Requires()
 	for _, f := range req.Kernel {
 		if !k.Has(f.Config) {
-			return fmt.Errorf("load balancer %s needs %s (%s); this kernel lacks it: %w", lb.Name(), f.Config, f.What, ErrUnsupported)
+			return Unsupported("load balancer %s needs %s (%s); this kernel lacks it", lb.Name(), f.Config, f.What)
 		}
 	}
 	for _, c := range req.Commands {
 		if _, err := lookPath(c); err != nil {
-			return fmt.Errorf("load balancer %s needs the %q command; install it (apt-get install %s): %w", lb.Name(), c, debianPackage(c), ErrUnsupported)
+			return Unsupported("load balancer %s needs the %q command; install it (apt-get install %s)", lb.Name(), c, debianPackage(c))
 		}
 	}
 	return nil

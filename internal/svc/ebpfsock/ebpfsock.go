@@ -100,7 +100,7 @@ func (lb *LB) Sync(ctx context.Context, c *svc.Cluster, services []svc.Service) 
 func (lb *LB) setup(c *svc.Cluster) error {
 	mount, err := bpfmaps.Cgroup2Mount()
 	if err != nil {
-		return fmt.Errorf("%w: %w", svc.ErrUnsupported, err)
+		return svc.Unsupported("ebpf-socket: %v", err)
 	}
 	objs := &sockObjects{}
 	if err := loadSockObjects(objs, nil); err != nil {

@@ -152,7 +152,7 @@ func (lb *LB) attach(spec *ebpf.CollectionSpec, cl svc.Client) error {
 			l, err := link.AttachTCX(link.TCXOptions{Interface: a.ifindex, Program: a.p, Attach: a.t})
 			if err != nil {
 				if errors.Is(err, ebpf.ErrNotSupported) {
-					return fmt.Errorf("needs TCX attachment (kernel 6.6+); this kernel lacks it: %w", svc.ErrUnsupported)
+					return svc.Unsupported("ebpf-tc needs TCX attachment (kernel 6.6+); this kernel lacks it")
 				}
 				return fmt.Errorf("attaching %s: %w", a.p, err)
 			}

@@ -38,6 +38,15 @@ const (
 	largeClusterLimit = 1000 // kube-proxy drops per-endpoint comments above this many endpoints
 )
 
+// The legacy (x_tables) backend: iptables-nft takes over ten minutes here
+// to restore 10,000 services (it rebuilds its cache per chain), legacy a few
+// seconds; and x_tables' linear rule walk is the cost the study measured.
+// Debian's iptables package ships both.
+const (
+	iptablesCmd = "iptables-legacy"
+	restoreCmd  = "iptables-legacy-restore"
+)
+
 // jump is a rule in a built-in chain that leads into kube-proxy's chains.
 type jump struct {
 	table, chain string
@@ -76,11 +85,13 @@ func (*LB) Summary() string {
 func (*LB) Requires() svc.Requirements {
 	return svc.Requirements{
 		Kernel: []netmode.KernelFeature{
-			{Config: "CONFIG_NF_NAT", What: "netfilter NAT"},
+			{Config: "CONFIG_IP_NF_IPTABLES", What: "iptables (x_tables)"},
+			{Config: "CONFIG_IP_NF_NAT", What: "iptables nat table"},
+			{Config: "CONFIG_IP_NF_FILTER", What: "iptables filter table"},
 			{Config: "CONFIG_NETFILTER_XT_MATCH_STATISTIC", What: "iptables statistic match"},
 			{Config: "CONFIG_NETFILTER_XT_MATCH_COMMENT", What: "iptables comment match"},
 		},
-		Commands: []string{"iptables", "iptables-restore", "conntrack"},
+		Commands: []string{iptablesCmd, restoreCmd, "conntrack"},
 	}
 }
 
@@ -217,7 +228,7 @@ func (lb *LB) Sync(ctx context.Context, c *svc.Cluster, services []svc.Service) 
 	}
 	lb.touched = true
 	err := eachNode(c.Lab, func(h *lab.Host) error {
-		if _, err := c.Lab.In(ctx, h.NetNS, "iptables-restore", "--noflush", path); err != nil {
+		if _, err := c.Lab.In(ctx, h.NetNS, restoreCmd, "--noflush", path); err != nil {
 			return fmt.Errorf("programming iptables on %s: %w", h.Name, err)
 		}
 		return nil
@@ -238,7 +249,7 @@ func (lb *LB) Sync(ctx context.Context, c *svc.Cluster, services []svc.Service) 
 		for _, h := range c.Lab.Hosts {
 			lb.nodes = append(lb.nodes, h.NetNS)
 			for _, j := range jumps {
-				args := append([]string{"iptables", "-w", "-t", j.table, "-I", j.chain, "1"}, j.rule...)
+				args := append([]string{iptablesCmd, "-w", "-t", j.table, "-I", j.chain, "1"}, j.rule...)
 				if _, err := c.Lab.In(ctx, h.NetNS, args...); err != nil {
 					return fmt.Errorf("installing the %s %s jump on %s: %w", j.table, j.chain, h.Name, err)
 				}
@@ -278,7 +289,7 @@ func (lb *LB) Teardown(ctx context.Context) error {
 	var errs []string
 	for _, ns := range lb.nodes {
 		for _, j := range jumps {
-			args := append([]string{"iptables", "-w", "-t", j.table, "-D", j.chain}, j.rule...)
+			args := append([]string{iptablesCmd, "-w", "-t", j.table, "-D", j.chain}, j.rule...)
 			if _, err := lb.l.In(ctx, ns, args...); err != nil && !notThere(err) {
 				errs = append(errs, err.Error())
 			}
@@ -289,7 +300,7 @@ func (lb *LB) Teardown(ctx context.Context) error {
 		return fmt.Errorf("writing iptables teardown: %w", err)
 	}
 	for _, h := range lb.l.Hosts {
-		if _, err := lb.l.In(ctx, h.NetNS, "iptables-restore", "--noflush", path); err != nil {
+		if _, err := lb.l.In(ctx, h.NetNS, restoreCmd, "--noflush", path); err != nil {
 			errs = append(errs, err.Error())
 		}
 		if err := svc.FlushConntrack(ctx, lb.l, h.NetNS); err != nil {

@@ -275,7 +275,7 @@ func CheckTeardown(t *testing.T, e *Env, lb svc.LB) {
 		nss = append(nss, h.NetNS)
 	}
 	for _, ns := range nss {
-		out := run(t, ns, "iptables-save")
+		out := run(t, ns, "iptables-save") + run(t, ns, "iptables-legacy-save")
 		if strings.Contains(out, "KUBE-") {
 			t.Errorf("%s: iptables rules left:\n%s", ns, out)
 		}

@@ -1,0 +1,197 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// svcMeasure is one column group of the services table: a workload, and
+// for http_qps whether connections were kept alive.
+type svcMeasure struct {
+	workload, keepalive string
+}
+
+func (m svcMeasure) title() string {
+	switch {
+	case m.workload == "tcp_crr":
+		return "short tcp_crr/s"
+	case m.workload == "tcp_rr":
+		return "long tcp_rr/s"
+	case m.keepalive == "false":
+		return "short " + m.workload + "/s"
+	case m.keepalive == "true":
+		return "long " + m.workload + "/s"
+	}
+	return m.workload + "/s"
+}
+
+type svcRow struct {
+	network, lb string
+	services    int
+}
+
+// Services writes the ClusterIP study's table (seed 003) when the run has
+// service results: per network, load balancer and number of services, the
+// time it took to program them, the rate of each workload with its %
+// difference to iptables and to ipvs (same network and service count; the
+// pod-IP reference against the smallest count), and tcp_crr's median
+// transaction time, which is dominated by the connect.
+func Services(w io.Writer, run *result.Run) {
+	var rows []svcRow
+	seenRow := map[svcRow]bool{}
+	var measures []svcMeasure
+	seenM := map[svcMeasure]bool{}
+	rate := map[svcRow]map[svcMeasure][]float64{}
+	crrP50 := map[svcRow][]float64{}
+	syncS := map[svcRow][]float64{}
+	var netOrder, lbOrder []string
+	hasIPVS := false
+	for _, r := range run.Results {
+		if r.LB == "" || r.Error != "" || r.Metrics.TransactionsPerS == nil {
+			continue
+		}
+		k := svcRow{r.Network, r.LB, r.Services}
+		if !seenRow[k] {
+			seenRow[k] = true
+			rows = append(rows, k)
+			rate[k] = map[svcMeasure][]float64{}
+			if !contains(netOrder, r.Network) {
+				netOrder = append(netOrder, r.Network)
+			}
+			if !contains(lbOrder, r.LB) {
+				lbOrder = append(lbOrder, r.LB)
+			}
+		}
+		hasIPVS = hasIPVS || r.LB == "ipvs"
+		ka, _ := r.Params["keepalive"].(string)
+		m := svcMeasure{r.Workload, ka}
+		if !seenM[m] {
+			seenM[m] = true
+			measures = append(measures, m)
+		}
+		rate[k][m] = append(rate[k][m], *r.Metrics.TransactionsPerS)
+		if r.Workload == "tcp_crr" {
+			if v, ok := r.Metrics.LatencyUs["p50"]; ok {
+				crrP50[k] = append(crrP50[k], v)
+			}
+		}
+		if v, ok := r.Metrics.Extra["sync_s"]; ok {
+			syncS[k] = append(syncS[k], v)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	idx := func(list []string, s string) int {
+		for i, x := range list {
+			if x == s {
+				return i
+			}
+		}
+		return len(list)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if a.network != b.network {
+			return idx(netOrder, a.network) < idx(netOrder, b.network)
+		}
+		if a.lb != b.lb {
+			return idx(lbOrder, a.lb) < idx(lbOrder, b.lb)
+		}
+		return a.services < b.services
+	})
+	refs := []string{"iptables"}
+	if hasIPVS {
+		refs = append(refs, "ipvs")
+	}
+	// the reference row of lb at the same network and count (smallest
+	// count for the pod-IP row, which has none)
+	refRow := func(k svcRow, lb string) (svcRow, bool) {
+		if k.services > 0 {
+			r := svcRow{k.network, lb, k.services}
+			return r, seenRow[r]
+		}
+		best, ok := svcRow{}, false
+		for _, r := range rows {
+			if r.network == k.network && r.lb == lb && (!ok || r.services < best.services) {
+				best, ok = r, true
+			}
+		}
+		return best, ok
+	}
+	fmt.Fprintf(w, "\n== ClusterIP services (seed 003): rate through the service, %% vs %s ==\n", strings.Join(refs, " and vs "))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"network", "lb", "services", "sync s"}
+	for _, m := range measures {
+		head = append(head, m.title())
+		for _, ref := range refs {
+			head = append(head, "vs "+ref)
+		}
+		if m.workload == "tcp_crr" {
+			head = append(head, "crr p50 us")
+		}
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, k := range rows {
+		lb, n := k.lb, fmt.Sprint(k.services)
+		if k.lb == "none" {
+			lb, n = "none (pod IP)", "-"
+		}
+		row := []string{k.network, lb, n, "-"}
+		if v, ok := avg(syncS[k]); ok {
+			row[3] = fmt.Sprintf("%.3f", v)
+		}
+		for _, m := range measures {
+			v, ok := avg(rate[k][m])
+			if !ok {
+				row = append(row, "-")
+			} else {
+				row = append(row, count(v))
+			}
+			for _, ref := range refs {
+				cell := "-"
+				if rr, found := refRow(k, ref); ok && found && rr != k {
+					if b, ok := avg(rate[rr][m]); ok && b > 0 {
+						cell = fmt.Sprintf("%+.0f%%", 100*(v/b-1))
+					}
+				}
+				row = append(row, cell)
+			}
+			if m.workload == "tcp_crr" {
+				if p, ok := avg(crrP50[k]); ok {
+					row = append(row, usec(p))
+				} else {
+					row = append(row, "-")
+				}
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "short = a new connection per request, long = one kept-alive connection; sync s = time to program that many services on every node.")
+}
+
+func avg(vs []float64) (float64, bool) {
+	if len(vs) == 0 {
+		return 0, false
+	}
+	var s float64
+	for _, v := range vs {
+		s += v
+	}
+	return s / float64(len(vs)), true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,116 @@
+package runner
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/hist"
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+func TestValidateServices(t *testing.T) {
+	cases := []struct {
+		name     string
+		lbs      []string
+		services []int
+		wls      []string
+		want     string
+	}{
+		{"none", nil, nil, []string{"tcp_rr"}, ""},
+		{"all", []string{"none", "iptables", "nftables", "ipvs", "ebpf-socket", "ebpf-tc"}, []int{1, 10000}, []string{"tcp_crr"}, ""},
+		{"unknown", []string{"kube-router"}, nil, []string{"tcp_crr"}, "unknown load balancer"},
+		{"twice", []string{"iptables", "iptables"}, nil, []string{"tcp_crr"}, "twice"},
+		{"services without lb", nil, []int{100}, []string{"tcp_crr"}, "needs --lb"},
+		{"zero services", []string{"iptables"}, []int{0}, []string{"tcp_crr"}, "--services 0"},
+		{"too many", []string{"iptables"}, []int{MaxServices + 1}, []string{"tcp_crr"}, "--services"},
+		{"udp", []string{"iptables"}, nil, []string{"udp_rr"}, "only TCP"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := Plan{LBs: c.lbs, Services: c.services, Workloads: c.wls}
+			err := p.validateServices()
+			if c.want == "" && err != nil {
+				t.Fatalf("unexpected: %v", err)
+			}
+			if c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestMergeReports(t *testing.T) {
+	h1, h2 := hist.New(), hist.New()
+	h1.Record(time.Millisecond)
+	h2.Record(3 * time.Millisecond)
+	h2.Record(3 * time.Millisecond)
+	e1, _ := h1.Encode()
+	e2, _ := h2.Encode()
+	m := MergeReports([]workload.Report{
+		{Transactions: 10, Seconds: 1.0, CPUSeconds: 0.5, Histogram: e1, Extra: map[string]float64{"connects": 3}},
+		{Transactions: 5, Seconds: 1.2, CPUSeconds: 0.25, Histogram: e2, Extra: map[string]float64{"connects": 4}},
+	})
+	if m.Transactions != 15 || m.Seconds != 1.2 || m.CPUSeconds != 0.75 || m.Extra["connects"] != 7 {
+		t.Errorf("merged %+v", m)
+	}
+	h, err := hist.Decode(m.Histogram)
+	if err != nil || h.Count() != 3 {
+		t.Errorf("merged histogram: %v count %d, want 3", err, h.Count())
+	}
+}
+
+func TestCompare(t *testing.T) {
+	r := func(lb string, n int, wl, ka string, tps float64) result.Result {
+		p := map[string]any{}
+		if ka != "" {
+			p["keepalive"] = ka
+		}
+		return result.Result{Network: "host-gw", LB: lb, Services: n, Workload: wl, Params: p, Metrics: result.Metrics{TransactionsPerS: result.F(tps)}}
+	}
+	rs := []result.Result{
+		r("none", 0, "tcp_crr", "", 1200),
+		r("iptables", 1, "tcp_crr", "", 1000),
+		r("iptables", 100, "tcp_crr", "", 800),
+		r("ipvs", 1, "tcp_crr", "", 500),
+		r("ebpf-socket", 1, "tcp_crr", "", 1330),
+		r("ebpf-socket", 100, "tcp_crr", "", 1200),
+		r("ebpf-socket", 1, "http_qps", "false", 300),
+		r("iptables", 1, "http_qps", "false", 200),
+		r("iptables", 1, "http_qps", "true", 900),
+	}
+	Compare(rs)
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	checks := []struct {
+		i       int
+		key     string
+		want    float64
+		present bool
+	}{
+		{0, "vs_iptables_pct", 20, true}, // reference against the smallest count
+		{4, "vs_iptables_pct", 33, true}, // same count
+		{4, "vs_ipvs_pct", 166, true},    // 1330/500
+		{5, "vs_iptables_pct", 50, true}, // 1200/800 at 100 services
+		{5, "vs_ipvs_pct", 0, false},     // no ipvs at 100
+		{6, "vs_iptables_pct", 50, true}, // short http against short http, not keep-alive
+		{1, "vs_iptables_pct", 0, false}, // not against itself
+		{1, "vs_ipvs_pct", 100, true},    // iptables vs ipvs
+	}
+	for _, c := range checks {
+		v, ok := rs[c.i].Metrics.Extra[c.key]
+		if ok != c.present || (ok && !near(v, c.want)) {
+			t.Errorf("result %d (%s %d %s) %s = %v (present %v), want %v (present %v)", c.i, rs[c.i].LB, rs[c.i].Services, rs[c.i].Workload, c.key, v, ok, c.want, c.present)
+		}
+	}
+}
+
+func TestServiceStep(t *testing.T) {
+	if got := serviceStep(100, map[string]string{"keepalive": "false"}, "size=350"); got != "services=100 keepalive=false size=350" {
+		t.Errorf("step %q", got)
+	}
+	if got := serviceStep(0, nil, ""); got != "" {
+		t.Errorf("reference step %q, want empty", got)
+	}
+}
