@@ -1,6 +1,10 @@
 package netmode
 
-import "github.com/cnperf/cnperf/internal/lab"
+import (
+	"time"
+
+	"github.com/cnperf/cnperf/internal/lab"
+)
 
 // LabShaper is implemented by modes that need a particular lab, such as
 // cloud-routed's routed underlay. The runner calls ShapeLab on the lab's
@@ -14,4 +18,11 @@ func ShapeLab(m Mode, cfg *lab.Config) {
 	if s, ok := m.(LabShaper); ok {
 		s.ShapeLab(cfg)
 	}
+}
+
+// SetupPhaser is implemented by modes whose Setup has a phase worth
+// reporting beside the per-pod start-up, such as calico-bgp's
+// "bgp_convergence" (BIRD sessions established): how long each took on lab l.
+type SetupPhaser interface {
+	SetupPhases(l *lab.Lab) map[string]time.Duration
 }

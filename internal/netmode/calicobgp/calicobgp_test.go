@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/modetest"
 )
 
@@ -365,3 +366,5 @@ func TestReflector(t *testing.T) {
 		t.Errorf("h3 peers with h2 under a route reflector:\n%s", peers)
 	}
 }
+
+var _ netmode.SetupPhaser = Mode{}
