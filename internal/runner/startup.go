@@ -209,6 +209,13 @@ func measureStartup(ctx context.Context, p Plan, l *lab.Lab, m netmode.Mode, pr 
 	if noNet > 0 {
 		res.Metrics.Extra["vs_no_network"] = res.Metrics.StartupMs["mean"] / noNet
 	}
+	// node-level phases the mode's Setup went through once for the lab
+	// (calico-bgp: BGP sessions established), beside the per-pod ones
+	if sp, ok := m.(netmode.SetupPhaser); ok {
+		for ph, d := range sp.SetupPhases(l) {
+			res.Metrics.Extra["setup_"+ph+"_ms"] = float64(d) / 1e6
+		}
+	}
 	return res
 }
 
