@@ -64,7 +64,7 @@ func cmdLoad(args []string) error {
 	extra := map[string]*string{}
 	for _, f := range workload.Flags() {
 		switch f.Name {
-		case "max-rate-search", "keepalive":
+		case "max-rate-search", "keepalive", "realtime":
 			extra[f.Name] = boolFlag(fs, f.Name, f.Usage)
 		case "rate", "response-size", "connections", "threads", "max-send-lag", "latency-bound", "payload":
 			extra[f.Name] = fs.String(f.Name, "", f.Usage)

@@ -47,6 +47,11 @@ type Config struct {
 	// a client that keeps its CPU busy makes the kernel wake the server on
 	// the other CPU instead of its own.
 	Poll time.Duration
+	// Realtime runs the worker threads under SCHED_FIFO (priority 1), so
+	// that a wake-up for a send is not queued behind other processes'
+	// time slices; they then never busy-poll (Spin is ignored), leaving
+	// the CPUs to the server. Needs root (CAP_SYS_NICE).
+	Realtime bool
 }
 
 // Result is what a run measured.
@@ -150,6 +155,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Spin <= 0 {
 		c.Spin = 50 * time.Microsecond
+	}
+	if c.Realtime {
+		c.Spin = 1 // a real-time thread wakes on time; spinning would starve the CPU
 	}
 	return nil
 }
@@ -261,7 +269,15 @@ type worker struct {
 func (w *worker) run(ctx context.Context, ready chan<- struct{}, start <-chan int64) error {
 	runtime.LockOSThread() // not unlocked: the thread with changed slack exits with the goroutine
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	err := w.setup()
+	var err error
+	if w.cfg.Realtime {
+		if e := unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: 1}, 0); e != nil {
+			err = fmt.Errorf("realtime scheduling: %w; --realtime needs root (CAP_SYS_NICE)", e)
+		}
+	}
+	if err == nil {
+		err = w.setup()
+	}
 	ready <- struct{}{}
 	t0 := <-start
 	defer w.close()

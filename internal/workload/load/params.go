@@ -25,6 +25,7 @@ func init() {
 		{Name: "threads", Usage: "http_rate/tcp_rate/http_qps: client worker threads (default: CPUs)"},
 		{Name: "keepalive", Usage: "http_qps: --keepalive=false opens a new connection per request (default true)", Bool: true},
 		{Name: "max-send-lag", Usage: "http_rate/tcp_rate: send-lag p99 above which a step is saturated (default 1ms)"},
+		{Name: "realtime", Usage: "http_rate/tcp_rate/http_qps: client threads under SCHED_FIFO, no busy polling: sends on time on a busy machine (root)", Bool: true},
 		{Name: "payload", Usage: "tcp_rate: zero (default) or sockperf: each request is a sockperf ping, so a `sockperf server` answers it"},
 		{Name: "latency-bound", Usage: "http_rate/tcp_rate --max-rate-search: p99 a sustained rate must stay under (default 10ms)"},
 	} {
@@ -44,6 +45,7 @@ type opts struct {
 	maxSendLag   time.Duration
 	latencyBound time.Duration
 	payload      string
+	realtime     bool
 }
 
 const (
@@ -119,6 +121,11 @@ func parseOpts(p workload.Params, closed bool) (opts, error) {
 		o.payload = v
 	default:
 		return o, fmt.Errorf("--payload %q: use zero or sockperf", v)
+	}
+	if v := x["realtime"]; v != "" {
+		if o.realtime, err = strconv.ParseBool(v); err != nil {
+			return o, fmt.Errorf("--realtime %q: use true or false", v)
+		}
 	}
 	if v := x["keepalive"]; v != "" {
 		if o.keepalive, err = strconv.ParseBool(v); err != nil {
