@@ -197,6 +197,14 @@ func Spread(t *testing.T, name string) {
 	}
 	all = append(all, s0, empty)
 	t.Cleanup(func() { _ = lb.Teardown(ctx) })
+	// a port clash is refused before anything is programmed
+	clash := s0
+	clash.Name = "clash"
+	err := lb.Sync(ctx, e.Cluster, append(append([]svc.Service(nil), all...), clash))
+	if err == nil || !strings.Contains(err.Error(), "port clash") {
+		t.Fatalf("sync with a port clash: %v, want a port clash error", err)
+	}
+	assertNoLeftovers(t, e, nil, "")
 	if err := lb.Sync(ctx, e.Cluster, all); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +234,7 @@ func Spread(t *testing.T, name string) {
 
 	// no endpoints: refused at once, as Kubernetes does
 	t0 := time.Now()
-	_, err := Ask(e.Client, empty.Addr())
+	_, err = Ask(e.Client, empty.Addr())
 	if err == nil {
 		t.Errorf("a service without endpoints answered")
 	} else if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, syscall.EPERM) {
@@ -270,6 +278,18 @@ func CheckTeardown(t *testing.T, e *Env, lb svc.LB) {
 	if err := lb.Teardown(ctx); err != nil {
 		t.Fatalf("second teardown: %v", err)
 	}
+	assertNoLeftovers(t, e, ids, cg)
+	if cg != "" {
+		if after, _ := bpfmaps.ProcCgroup(os.Getpid()); after == "" || strings.Contains(after, lab.Prefix) {
+			t.Errorf("test process left in cgroup %q (was %q)", after, before)
+		}
+	}
+}
+
+// assertNoLeftovers fails t if any rule, attachment, conntrack entry of a
+// service, BPF program of ids or cgroup of the lab exists.
+func assertNoLeftovers(t *testing.T, e *Env, ids []int, cg string) {
+	t.Helper()
 	nss := []string{e.Client.NetNS}
 	for _, h := range e.Lab.Hosts {
 		nss = append(nss, h.NetNS)
@@ -305,14 +325,11 @@ func CheckTeardown(t *testing.T, e *Env, lb svc.LB) {
 		if _, err := os.Stat(cg); err == nil {
 			t.Errorf("cgroup %s left", cg)
 		}
-		if mount, err := bpfmaps.Cgroup2Mount(); err == nil {
-			left, _ := filepath.Glob(filepath.Join(mount, lab.Prefix+e.Lab.ID+"*"))
-			if len(left) > 0 {
-				t.Errorf("cgroups left: %v", left)
-			}
-		}
-		if after, _ := bpfmaps.ProcCgroup(os.Getpid()); after == "" || strings.Contains(after, lab.Prefix) {
-			t.Errorf("test process left in cgroup %q (was %q)", after, before)
+	}
+	if mount, err := bpfmaps.Cgroup2Mount(); err == nil {
+		left, _ := filepath.Glob(filepath.Join(mount, lab.Prefix+e.Lab.ID+"*"))
+		if len(left) > 0 {
+			t.Errorf("cgroups left: %v", left)
 		}
 	}
 }

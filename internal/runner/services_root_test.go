@@ -1,0 +1,55 @@
+package runner_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/svc"
+)
+
+// TestServicesRoot runs the services study end to end, small: the pod-IP
+// reference and two load balancers (one netfilter, one eBPF), two scale
+// steps, tcp_crr and tcp_rr; every result must be sane and carry its lb
+// and service count, and nothing may be left behind.
+func TestServicesRoot(t *testing.T) {
+	labtest.NeedRoot(t)
+	plan := labtest.Plan(t, []runner.Case{{Network: "host-gw", Placement: netmode.CrossHost}}, "tcp_crr", "tcp_rr")
+	plan.Params.Duration = 300 * time.Millisecond
+	plan.LBs = []string{"none", "iptables", "ebpf-socket"}
+	plan.Services = []int{1, 20}
+	run := &result.Run{Environment: result.CaptureHost()}
+	err := runner.Execute(context.Background(), plan, run)
+	labtest.AssertClean(t, plan.Lab.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 2 * (1 + 2*2) // workloads x (reference + lbs x steps)
+	for _, lb := range plan.LBs[1:] {
+		l, _ := svc.New(lb)
+		if svc.Check(l) != nil {
+			want -= 2 * 2
+		}
+	}
+	if len(run.Results) != want {
+		t.Fatalf("%d results, want %d", len(run.Results), want)
+	}
+	for _, r := range run.Results {
+		labtest.CheckSane(t, r)
+		if r.LB == "" || (r.LB != "none" && r.Services == 0) || (r.LB == "none" && r.Services != 0) {
+			t.Errorf("result lb %q services %d", r.LB, r.Services)
+		}
+		if r.LB != "none" && r.Metrics.Extra["sync_s"] <= 0 {
+			t.Errorf("%s %d: no sync time", r.LB, r.Services)
+		}
+		if r.LB == "ebpf-socket" && r.Workload == "tcp_crr" {
+			if _, ok := r.Metrics.Extra["vs_iptables_pct"]; !ok {
+				t.Errorf("ebpf-socket %d has no %% against iptables", r.Services)
+			}
+		}
+	}
+}
