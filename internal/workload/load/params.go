@@ -58,7 +58,7 @@ const (
 	maxRate           = 100_000_000
 	maxConnections    = 1 << 20
 	searchStartRate   = 1000
-	searchMaxSteps    = 14
+	searchMaxSteps    = 24
 	searchResolution  = 1.1 // stop bisecting when hi/lo is below this
 	searchStepSeconds = 1
 )

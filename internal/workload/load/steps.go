@@ -123,24 +123,37 @@ func held(d workload.StepResult, bound time.Duration) bool {
 }
 
 // searchNext returns the best rate held so far and the next rate to try,
-// with more=false when the search is over.
+// with more=false when the search is over. A rate that fails is tried once
+// more before it counts as failed: on a shared machine one scheduling
+// hiccup can spoil a step, and the search must not halve on noise.
 func searchNext(steps []workload.StepResult, start uint64, bound time.Duration) (best, next uint64, more bool) {
-	var lo, hi uint64 // highest held, lowest failed (0: none yet)
+	tries := map[uint64]int{}
+	oks := map[uint64]int{}
 	var last uint64
 	for _, d := range steps {
 		r, _ := strconv.ParseUint(d.Params.Extra["rate"], 10, 64)
 		last = r
+		tries[r]++
 		if held(d, bound) {
+			oks[r]++
+		}
+	}
+	if len(steps) > 0 && oks[last] == 0 && tries[last] == 1 && len(steps) < searchMaxSteps {
+		return 0, last, true // confirm a failure before acting on it
+	}
+	var lo, hi uint64 // highest held, lowest failed (0: none yet)
+	for r, n := range tries {
+		switch {
+		case oks[r] > 0:
 			lo = max(lo, r)
-		} else if hi == 0 || r < hi {
+		case n >= 2 && (hi == 0 || r < hi):
 			hi = r
 		}
 	}
-	if hi != 0 && lo >= hi { // noise: a lower rate failed after a higher one held
+	if hi != 0 && lo >= hi { // a lower rate failed twice after a higher one held
 		lo = 0
-		for _, d := range steps {
-			r, _ := strconv.ParseUint(d.Params.Extra["rate"], 10, 64)
-			if held(d, bound) && r < hi {
+		for r := range oks {
+			if r < hi {
 				lo = max(lo, r)
 			}
 		}
