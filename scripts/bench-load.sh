@@ -60,12 +60,24 @@ done
 WMAX=$(printf "%s\n" "${WRKS[@]}" | sort -g | tail -1)
 
 echo
-echo "== open loop: highest rate with send-lag p99 < 50us (search from 5000/s) =="
-ip netns exec "$C" "$BIN" load http_rate "$URL" --max-rate-search --rate 5000 --max-send-lag 50us --latency-bound 10s \
-	--connections "$CONNS" --threads "$THREADS" --duration 2s >"$OUT/open" || true
-grep -E "^http_rate|achieved|send lag|verdict" "$OUT/open" | sed 's/^/  /' | tail -12
-MAXR=$(sed -nE 's/^max rate \(size [0-9]+\): ([0-9]+)\/s held.*/\1/p' "$OUT/open")
-awk -v m="${MAXR:-0}" -v w="$WMAX" 'BEGIN{printf "open-loop max %d/s vs wrk best closed-loop %.0f/s: %.2fx\n", m, w, m/w}'
+echo "== open loop: highest rate held with send-lag p99 < 50us, rate ladder, 2s steps =="
+RATES=${RATES:-2000,5000,10000,20000,30000,40000,50000,60000,70000,80000}
+printf "%-9s %8s %10s %12s %12s %s\n" mode rate achieved lag_p50_us lag_p99_us verdict
+BEST=0
+for mode in spin realtime; do
+	flag=""; [ "$mode" = realtime ] && flag="--realtime"
+	ip netns exec "$C" "$BIN" load http_rate "$URL" --rate "$RATES" --max-send-lag 50us \
+		--connections "$CONNS" --threads "$THREADS" --duration 2s $flag >"$OUT/open.$mode" || true
+	awk -v m="$mode" '
+		/^http_rate/ { split($3, a, "="); rate=a[2] }
+		/^  achieved/ { ach=$2 }
+		/^  send lag/ { p50=$5; p99=$7 }
+		/^  verdict/ { v=($2=="rate") ? "held" : "saturated"; printf "%-9s %8s %10s %12s %12s %s\n", m, rate, ach, p50, p99, v }
+	' "$OUT/open.$mode" | tee "$OUT/open.$mode.tab"
+	b=$(awk '$6=="held"{r=$2} END{print r+0}' "$OUT/open.$mode.tab")
+	[ "$b" -gt "$BEST" ] && BEST=$b
+done
+awk -v m="$BEST" -v w="$WMAX" 'BEGIN{printf "open-loop highest held %d/s vs wrk best closed-loop %.0f/s: %.2fx\n", m, w, m/w}'
 
 echo
 echo "== loopback, 1000 requests/s, 16 B, one connection: median round trip =="
