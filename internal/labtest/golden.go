@@ -18,14 +18,17 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // server pod on h1 and on h2 where the mode allows those placements, and the
 // address each placement dials. It compares the command text with
 // testdata/NAME.golden (go test -update rewrites it).
-func Golden(t *testing.T, name string) {
+func Golden(t *testing.T, name string) { GoldenWith(t, name, nil, name) }
+
+// GoldenWith is Golden with mode options, compared with testdata/FILE.golden.
+func GoldenWith(t *testing.T, name string, opts map[string]string, file string) {
 	t.Helper()
 	m, err := netmode.Get(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &lab.Recorder{}
-	l, err := lab.New(lab.Config{ID: "test", Exec: rec, NoStateDirs: true})
+	l, err := lab.New(lab.Config{ID: "test", Exec: rec, NoStateDirs: true, ModeOptions: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +69,7 @@ func Golden(t *testing.T, name string) {
 			dial(p, s, "udp")
 		}
 	}
-	CompareGolden(t, filepath.Join("testdata", name+".golden"), rec.Text())
+	CompareGolden(t, filepath.Join("testdata", file+".golden"), rec.Text())
 }
 
 // CompareGolden compares got with the file at path, or rewrites it with -update.
@@ -88,4 +91,19 @@ func CompareGolden(t *testing.T, path, got string) {
 	if string(want) != got {
 		t.Errorf("commands differ from %s (go test -update rewrites it after review):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
+}
+
+// SetupError runs mode name's Setup in a recording lab (no root) with the
+// given options and returns its error, for option validation tests.
+func SetupError(t *testing.T, name string, opts map[string]string) error {
+	t.Helper()
+	m, err := netmode.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lab.New(lab.Config{ID: "test", Exec: &lab.Recorder{}, NoStateDirs: true, ModeOptions: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Setup(context.Background(), l)
 }

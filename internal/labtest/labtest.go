@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/workload"
+	_ "github.com/cnperf/cnperf/internal/workload/all" // every workload
 )
 
 var (
@@ -90,12 +92,8 @@ func AssertClean(tb testing.TB, id string) {
 	if _, err := os.Stat(filepath.Join(lab.StateRoot, id)); err == nil {
 		tb.Errorf("state folder %s left behind", filepath.Join(lab.StateRoot, id))
 	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err == nil && strings.Contains(string(b), filepath.Join(lab.StateRoot, id)) {
-			tb.Errorf("process %s of the lab still running: %q", p, strings.ReplaceAll(string(b), "\x00", " "))
-		}
+	if pids := ProcsMentioning(filepath.Join(lab.StateRoot, id)); len(pids) > 0 {
+		tb.Errorf("processes %v of the lab still running", pids)
 	}
 }
 
@@ -133,6 +131,89 @@ func Mode(t *testing.T, name string) {
 			}
 		})
 	}
+}
+
+// Options tune Run.
+type Options struct {
+	Lab        lab.Config // ID is set by Run
+	Duration   time.Duration
+	Workloads  []string            // default tcp_rr, tcp_stream
+	Placements []netmode.Placement // default: every placement the mode allows
+}
+
+// Run builds mode name for real with the given options, runs the workloads
+// on every placement, checks each result is sane and that nothing of the
+// lab survived, and returns the run for further checks.
+func Run(t *testing.T, name string, o Options) *result.Run {
+	t.Helper()
+	NeedRoot(t)
+	m, err := netmode.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := netmode.Check(m); err != nil {
+		t.Skipf("this machine cannot build %s: %v", name, err)
+	}
+	if len(o.Workloads) == 0 {
+		o.Workloads = []string{"tcp_rr", "tcp_stream"}
+	}
+	if len(o.Placements) == 0 {
+		o.Placements = m.Placements()
+	}
+	var cases []runner.Case
+	for _, p := range o.Placements {
+		cases = append(cases, runner.Case{Network: name, Placement: p})
+	}
+	plan := Plan(t, cases, o.Workloads...)
+	id := plan.Lab.ID
+	plan.Lab = o.Lab
+	plan.Lab.ID = id
+	if o.Duration > 0 {
+		plan.Params.Duration = o.Duration
+	}
+	plan.Log = testLog{t}
+	run := &result.Run{Environment: result.CaptureHost()}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err = runner.Execute(ctx, plan, run)
+	AssertClean(t, id)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(run.Skipped) > 0 {
+		t.Fatalf("%s skipped: %s", name, run.Skipped[0].Reason)
+	}
+	if want := len(o.Placements) * len(o.Workloads); len(run.Results) != want {
+		t.Fatalf("%s: %d results, want %d", name, len(run.Results), want)
+	}
+	for _, r := range run.Results {
+		CheckSane(t, r)
+	}
+	return run
+}
+
+type testLog struct{ t *testing.T }
+
+func (w testLog) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+// ProcsMentioning lists processes whose command line contains s.
+func ProcsMentioning(s string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	self := strconv.Itoa(os.Getpid())
+	for _, e := range ents {
+		if e.Name() == self || e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // CheckSane fails t if a result has an error or implausible figures.

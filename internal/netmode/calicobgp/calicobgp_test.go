@@ -13,11 +13,9 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/netmode/modetest"
 )
-
-func TestMain(m *testing.M) { modetest.Main(m) }
 
 func recLab(t *testing.T, hosts int, opts map[string]string) (*lab.Lab, *lab.Recorder) {
 	t.Helper()
@@ -237,11 +235,11 @@ ip -n cnperf-x-h2 route add 10.244.1.0/24 via 10.100.0.1 dev eth0
 func TestEndToEnd(t *testing.T) {
 	for _, opt := range []string{"mesh", "rr"} {
 		t.Run(opt, func(t *testing.T) {
-			modetest.Run(t, "calico-bgp", modetest.Options{Lab: lab.Config{Hosts: 3, ModeOptions: map[string]string{"bgp": opt}}})
+			labtest.Run(t, "calico-bgp", labtest.Options{Lab: lab.Config{Hosts: 3, ModeOptions: map[string]string{"bgp": opt}}})
 		})
 	}
 	t.Run("controlplane-off", func(t *testing.T) {
-		modetest.Run(t, "calico-bgp", modetest.Options{
+		labtest.Run(t, "calico-bgp", labtest.Options{
 			Lab: lab.Config{ModeOptions: map[string]string{"controlplane": "off"}}, Workloads: []string{"tcp_rr"},
 		})
 	})
@@ -251,7 +249,7 @@ func TestEndToEnd(t *testing.T) {
 // after checking nothing was left.
 func setupErr(t *testing.T, opts map[string]string, then func(*lab.Lab) error) (error, map[string]time.Duration) {
 	t.Helper()
-	modetest.NeedRoot(t)
+	labtest.NeedRoot(t)
 	l, err := lab.New(lab.Config{ID: "t" + lab.NewID(), ModeOptions: opts})
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +267,7 @@ func setupErr(t *testing.T, opts map[string]string, then func(*lab.Lab) error) (
 	if err := l.Teardown(); err != nil {
 		t.Error(err)
 	}
-	modetest.AssertClean(t, l.ID)
+	labtest.AssertClean(t, l.ID)
 	return serr, ph
 }
 
@@ -335,14 +333,14 @@ func TestBlockClaims(t *testing.T) {
 // TestReflector: with bgp=rr, h2 and h3 peer only with h1, yet h3 learns
 // h2's block (reflected by h1) and can reach h2's pod through it.
 func TestReflector(t *testing.T) {
-	modetest.NeedRoot(t)
+	labtest.NeedRoot(t)
 	l, err := lab.New(lab.Config{ID: "t" + lab.NewID(), Hosts: 3, ModeOptions: map[string]string{"bgp": "rr"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		l.Teardown()
-		modetest.AssertClean(t, l.ID)
+		labtest.AssertClean(t, l.ID)
 	})
 	ctx := context.Background()
 	if err := l.Create(ctx); err != nil {

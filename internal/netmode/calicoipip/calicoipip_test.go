@@ -6,11 +6,9 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/netmode/modetest"
 )
-
-func TestMain(m *testing.M) { modetest.Main(m) }
 
 func TestCommands(t *testing.T) {
 	rec := &lab.Recorder{}
@@ -68,5 +66,5 @@ func TestMissingKernelOption(t *testing.T) {
 // TestEndToEnd runs where the kernel has IP-in-IP, and skips with the
 // missing option named elsewhere.
 func TestEndToEnd(t *testing.T) {
-	modetest.Run(t, "calico-ipip", modetest.Options{})
+	labtest.Run(t, "calico-ipip", labtest.Options{})
 }

@@ -7,11 +7,9 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/netmode/hostgw"
-	"github.com/cnperf/cnperf/internal/netmode/modetest"
 )
-
-func TestMain(m *testing.M) { modetest.Main(m) }
 
 func routedLab(t *testing.T, hosts int, opts map[string]string) (*lab.Lab, *lab.Recorder) {
 	t.Helper()
@@ -96,13 +94,13 @@ func TestNeedsRoutedLab(t *testing.T) {
 }
 
 func TestEndToEnd(t *testing.T) {
-	modetest.Run(t, "cloud-routed", modetest.Options{})
+	labtest.Run(t, "cloud-routed", labtest.Options{})
 }
 
 // TestLimitLeavesNothing: past the limit, a real run fails with the reason
 // and leaves no namespace behind.
 func TestLimitLeavesNothing(t *testing.T) {
-	modetest.NeedRoot(t)
+	labtest.NeedRoot(t)
 	cfg := lab.Config{ID: "t" + lab.NewID(), Hosts: 3, ModeOptions: map[string]string{"route-limit": "2"}}
 	Mode{}.ShapeLab(&cfg)
 	l, err := lab.New(cfg)
@@ -118,7 +116,7 @@ func TestLimitLeavesNothing(t *testing.T) {
 	if err := l.Teardown(); err != nil {
 		t.Error(err)
 	}
-	modetest.AssertClean(t, l.ID)
+	labtest.AssertClean(t, l.ID)
 	if !errors.Is(serr, ErrRouteLimit) {
 		t.Fatalf("setup: %v, want %v", serr, ErrRouteLimit)
 	}

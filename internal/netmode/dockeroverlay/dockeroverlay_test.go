@@ -12,9 +12,9 @@ import (
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
-	"github.com/cnperf/cnperf/internal/netmode/overlaytest"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
 )
 
@@ -24,7 +24,7 @@ func TestLab(t *testing.T) { labtest.Mode(t, "docker-overlay") }
 
 // TestLabStatic runs without the control plane (static mappings).
 func TestLabStatic(t *testing.T) {
-	overlaytest.Mode(t, "docker-overlay", map[string]string{"controlplane": "off"})
+	labtest.Run(t, "docker-overlay", labtest.Options{Lab: lab.Config{ModeOptions: map[string]string{"controlplane": "off"}}})
 }
 
 func TestGolden(t *testing.T) {
@@ -35,7 +35,7 @@ func TestGolden(t *testing.T) {
 		{"docker-overlay", nil},
 		{"docker-overlay-static", map[string]string{"controlplane": "off"}},
 	} {
-		t.Run(c.file, func(t *testing.T) { overlaytest.Golden(t, "docker-overlay", c.opts, c.file) })
+		t.Run(c.file, func(t *testing.T) { labtest.GoldenWith(t, "docker-overlay", c.opts, c.file) })
 	}
 }
 

@@ -14,11 +14,9 @@ import (
 	cebpf "github.com/cilium/ebpf"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/netmode/modetest"
 )
-
-func TestMain(m *testing.M) { modetest.Main(m) }
 
 // recordDP stands in for the kernel: it records what would be loaded.
 type recordDP struct{ lines []string }
@@ -85,13 +83,13 @@ func TestByteOrder(t *testing.T) {
 }
 
 func TestEndToEnd(t *testing.T) {
-	modetest.Run(t, "ebpf", modetest.Options{})
+	labtest.Run(t, "ebpf", labtest.Options{})
 }
 
 // TestDatapath checks that pod traffic really takes the BPF path (the
 // programs' counters move) and that teardown unloads every program.
 func TestDatapath(t *testing.T) {
-	modetest.NeedRoot(t)
+	labtest.NeedRoot(t)
 	if err := netmode.Check(Mode{}); err != nil {
 		t.Skip(err)
 	}
@@ -156,7 +154,7 @@ func TestDatapath(t *testing.T) {
 	if err := l.Teardown(); err != nil {
 		t.Fatal(err)
 	}
-	modetest.AssertClean(t, l.ID)
+	labtest.AssertClean(t, l.ID)
 	for _, id := range ids {
 		if p, err := cebpf.NewProgramFromID(id); err == nil {
 			p.Close()

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
-	"github.com/cnperf/cnperf/internal/netmode/overlaytest"
 	"github.com/cnperf/cnperf/internal/tund"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
 )
@@ -26,7 +26,7 @@ func TestLab(t *testing.T) {
 // TestLabStatic runs the daemons with static routes, no etcd.
 func TestLabStatic(t *testing.T) {
 	useBuiltCnperf(t)
-	overlaytest.Mode(t, "flannel-udp", map[string]string{"controlplane": "off"})
+	labtest.Run(t, "flannel-udp", labtest.Options{Lab: lab.Config{ModeOptions: map[string]string{"controlplane": "off"}}})
 }
 
 func TestGolden(t *testing.T) {
@@ -39,12 +39,12 @@ func TestGolden(t *testing.T) {
 		{"flannel-udp", nil},
 		{"flannel-udp-static", map[string]string{"controlplane": "off"}},
 	} {
-		t.Run(c.file, func(t *testing.T) { overlaytest.Golden(t, "flannel-udp", c.opts, c.file) })
+		t.Run(c.file, func(t *testing.T) { labtest.GoldenWith(t, "flannel-udp", c.opts, c.file) })
 	}
 }
 
 func TestBadOption(t *testing.T) {
-	err := overlaytest.SetupError(t, "flannel-udp", map[string]string{"controlplane": "consul"})
+	err := labtest.SetupError(t, "flannel-udp", map[string]string{"controlplane": "consul"})
 	if err == nil || !strings.Contains(err.Error(), "use etcd or off") {
 		t.Fatalf("err = %v", err)
 	}

@@ -6,11 +6,9 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/netmode/modetest"
 )
-
-func TestMain(m *testing.M) { modetest.Main(m) }
 
 func TestCommands(t *testing.T) {
 	rec := &lab.Recorder{}
@@ -59,5 +57,5 @@ func TestMissingKernelOption(t *testing.T) {
 }
 
 func TestEndToEnd(t *testing.T) {
-	modetest.Run(t, "gre", modetest.Options{})
+	labtest.Run(t, "gre", labtest.Options{})
 }

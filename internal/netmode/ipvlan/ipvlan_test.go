@@ -7,14 +7,12 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/netmode/modetest"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/workload"
 )
-
-func TestMain(m *testing.M) { modetest.Main(m) }
 
 func TestCommands(t *testing.T) {
 	tests := []struct {
@@ -70,7 +68,7 @@ func TestMissingKernelOption(t *testing.T) {
 
 func TestEndToEnd(t *testing.T) {
 	for _, name := range []string{"ipvlan", "ipvlan-l3"} {
-		t.Run(name, func(t *testing.T) { modetest.Run(t, name, modetest.Options{}) })
+		t.Run(name, func(t *testing.T) { labtest.Run(t, name, labtest.Options{}) })
 	}
 }
 

@@ -5,10 +5,8 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/netmode/modetest"
+	"github.com/cnperf/cnperf/internal/labtest"
 )
-
-func TestMain(m *testing.M) { modetest.Main(m) }
 
 func TestCommands(t *testing.T) {
 	rec := &lab.Recorder{}
@@ -42,5 +40,5 @@ ip -n cnperf-x-h2-s2 link set eth0 up
 }
 
 func TestEndToEnd(t *testing.T) {
-	modetest.Run(t, "macvlan", modetest.Options{})
+	labtest.Run(t, "macvlan", labtest.Options{})
 }

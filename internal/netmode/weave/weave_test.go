@@ -9,9 +9,9 @@ import (
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
-	"github.com/cnperf/cnperf/internal/netmode/overlaytest"
 	"github.com/cnperf/cnperf/internal/tund"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
 )
@@ -31,7 +31,7 @@ func TestLab(t *testing.T) {
 // TestLabEncrypted seals the tunnel with AES-GCM.
 func TestLabEncrypted(t *testing.T) {
 	useBuiltCnperf(t)
-	overlaytest.Mode(t, "weave", map[string]string{"encrypt": "aes-gcm"})
+	labtest.Run(t, "weave", labtest.Options{Lab: lab.Config{ModeOptions: map[string]string{"encrypt": "aes-gcm"}}})
 }
 
 func TestGolden(t *testing.T) {
@@ -44,7 +44,7 @@ func TestGolden(t *testing.T) {
 		{"weave", nil},
 		{"weave-encrypted", map[string]string{"encrypt": "aes-gcm"}},
 	} {
-		t.Run(c.file, func(t *testing.T) { overlaytest.Golden(t, "weave", c.opts, c.file) })
+		t.Run(c.file, func(t *testing.T) { labtest.GoldenWith(t, "weave", c.opts, c.file) })
 	}
 }
 
@@ -63,7 +63,7 @@ func TestDaemonFails(t *testing.T) {
 }
 
 func TestBadOption(t *testing.T) {
-	err := overlaytest.SetupError(t, "weave", map[string]string{"encrypt": "rot13"})
+	err := labtest.SetupError(t, "weave", map[string]string{"encrypt": "rot13"})
 	if err == nil || !strings.Contains(err.Error(), "use none or aes-gcm") {
 		t.Fatalf("err = %v", err)
 	}
