@@ -1,6 +1,15 @@
 package report
 
-import "github.com/cnperf/cnperf/internal/result"
+import (
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// searchStep says a step is part of a max-rate search: its rate differs
+// per network, so a table of it compares nothing; the ladder that follows
+// it is the study's table.
+func searchStep(label string) bool { return strings.HasPrefix(label, "search ") }
 
 // marks suffix a cell, by workload and column title: "*" when too few
 // samples back a percentile.

@@ -15,6 +15,8 @@ func TestLoadColumns(t *testing.T) {
 			Metrics: result.Metrics{LatencyUs: lat, Extra: map[string]float64{"achieved_rps": 20000, "saturated": 0, "insignificant_p99.999": 1}}},
 		{Network: "vxlan", Workload: "http_rate", Placement: "cross-host", Step: "load=20% of max size=350",
 			Metrics: result.Metrics{LatencyUs: lat, Extra: map[string]float64{"achieved_rps": 15000, "saturated": 1}}},
+		{Network: "vxlan", Workload: "http_rate", Placement: "cross-host", Step: "search size=350 step=1",
+			Metrics: result.Metrics{LatencyUs: lat, Extra: map[string]float64{"achieved_rps": 1000}}},
 	}}
 	var b bytes.Buffer
 	Table(&b, run)
@@ -23,6 +25,9 @@ func TestLoadColumns(t *testing.T) {
 	lines := strings.Split(out, "\n")
 	if !strings.Contains(lines[1], "p99.999 us") || !strings.Contains(lines[1], "saturated") {
 		t.Fatalf("header %q lacks the tail columns", lines[1])
+	}
+	if strings.Contains(out, "search size") || !strings.Contains(out, "1 steps of the max-rate search") {
+		t.Errorf("search steps must be summarised, not tabled")
 	}
 	host, vx := lines[2], lines[3]
 	if !strings.Contains(host, "100.0*") || !strings.Contains(host, "99.99") && !strings.Contains(host, " no") {

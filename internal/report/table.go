@@ -99,7 +99,12 @@ func Table(w io.Writer, run *result.Run) {
 		}
 		byStep[r.Step] = append(byStep[r.Step], r)
 	}
+	searchSteps := 0
 	for i, st := range steps {
+		if searchStep(st) {
+			searchSteps++
+			continue
+		}
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
@@ -107,6 +112,9 @@ func Table(w io.Writer, run *result.Run) {
 			fmt.Fprintf(w, "== %s ==\n", st)
 		}
 		table(w, byStep[st])
+	}
+	if searchSteps > 0 {
+		fmt.Fprintf(w, "(%d steps of the max-rate search are in the JSON, not shown)\n", searchSteps)
 	}
 	Services(w, run)
 	for _, s := range run.Skipped {
