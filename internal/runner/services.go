@@ -206,83 +206,104 @@ func ServiceList(n int, backends []*lab.Pod) ([]svc.Service, error) {
 	return out, nil
 }
 
-func runServices(ctx context.Context, p Plan, m netmode.Mode, run *result.Run) (err error) {
-	s, err := buildServices(ctx, p, m)
-	if errors.Is(err, errNoPodIPs) {
-		p.logf("skip %s: %v", m.Name(), err)
-		run.Skipped = append(run.Skipped, result.Skip{Network: m.Name(), Reason: err.Error()})
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if terr := s.l.Teardown(); terr != nil && err == nil {
-			err = fmt.Errorf("teardown: %w", terr)
-		}
-	}()
-	if run.Environment.Offloads == nil {
-		captureLabEnv(ctx, s.l, run)
-	}
+func runServices(ctx context.Context, p Plan, m netmode.Mode, run *result.Run) error {
 	counts := p.Services
 	if len(counts) == 0 {
 		counts = []int{1}
 	}
 	first := len(run.Results)
-	cluster := &svc.Cluster{Lab: s.l, Clients: []svc.Client{{Pod: s.client, PIDs: []int{s.cPID}}}}
+	defer func() { Compare(run.Results[first:]) }()
+	// A fresh lab for every load balancer and scale step: what one leaves
+	// behind (the backends' TIME_WAIT sockets, the nodes' conntrack
+	// entries, netfilter tables that keep conntrack on) would otherwise
+	// slow the next one, and a Kubernetes cluster runs one of them anyway.
+	inLab := func(f func(s *svcLab) error) (err error) {
+		s, err := buildServices(ctx, p, m)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if terr := s.l.Teardown(); terr != nil && err == nil {
+				err = fmt.Errorf("teardown: %w", terr)
+			}
+		}()
+		if run.Environment.Offloads == nil {
+			captureLabEnv(ctx, s.l, run)
+		}
+		return f(s)
+	}
 	for _, name := range p.LBs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		var err error
 		if name == svc.None {
-			addr := netip.AddrPortFrom(s.backends[0].IP, BackendPort)
-			runServiceWorkloads(ctx, p, m, s, run, name, 0, 0, addr, fmt.Sprintf("pod %s %s", s.backends[0].Name, addr))
+			err = inLab(func(s *svcLab) error {
+				addr := netip.AddrPortFrom(s.backends[0].IP, BackendPort)
+				runServiceWorkloads(ctx, p, m, s, run, name, 0, 0, addr, fmt.Sprintf("pod %s %s", s.backends[0].Name, addr))
+				return nil
+			})
+		} else if lb, _ := svc.New(name); svc.Check(lb) != nil {
+			cerr := svc.Check(lb)
+			p.logf("skip %s lb=%s: %v", m.Name(), name, cerr)
+			run.Skipped = append(run.Skipped, result.Skip{Network: m.Name() + " lb=" + name, Reason: cerr.Error()})
 			continue
+		} else {
+			for _, n := range counts {
+				if err = inLab(func(s *svcLab) error { return runLBStep(ctx, p, m, s, run, name, n) }); err != nil {
+					break
+				}
+			}
 		}
-		lb, _ := svc.New(name)
-		if err := svc.Check(lb); err != nil {
+		if errors.Is(err, errNoPodIPs) {
+			p.logf("skip %s: %v", m.Name(), err)
+			run.Skipped = append(run.Skipped, result.Skip{Network: m.Name(), Reason: err.Error()})
+			return nil
+		}
+		if errors.Is(err, svc.ErrUnsupported) {
 			p.logf("skip %s lb=%s: %v", m.Name(), name, err)
 			run.Skipped = append(run.Skipped, result.Skip{Network: m.Name() + " lb=" + name, Reason: err.Error()})
 			continue
 		}
-		if err := runOneLB(ctx, p, m, s, run, lb, cluster, counts); err != nil {
-			return err
-		}
-	}
-	Compare(run.Results[first:])
-	return nil
-}
-
-func runOneLB(ctx context.Context, p Plan, m netmode.Mode, s *svcLab, run *result.Run, lb svc.LB, cluster *svc.Cluster, counts []int) (err error) {
-	defer func() {
-		tctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if terr := lb.Teardown(tctx); terr != nil && err == nil {
-			err = fmt.Errorf("%s teardown: %w", lb.Name(), terr)
-		}
-	}()
-	for _, n := range counts {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		list, err := ServiceList(n, s.backends)
 		if err != nil {
 			return err
 		}
-		t0 := time.Now()
-		if err := lb.Sync(ctx, cluster, list); err != nil {
-			if errors.Is(err, svc.ErrUnsupported) {
-				run.Skipped = append(run.Skipped, result.Skip{Network: m.Name() + " lb=" + lb.Name(), Reason: err.Error()})
-				return nil
-			}
-			return fmt.Errorf("programming %d services with %s: %w", n, lb.Name(), err)
-		}
-		sync := time.Since(t0)
-		p.logf("  %-10s lb=%-11s services=%-5d programmed in %v", m.Name(), lb.Name(), n, sync.Round(time.Millisecond))
-		target := list[len(list)-1]
-		runServiceWorkloads(ctx, p, m, s, run, lb.Name(), n, sync, target.Addr(), "service "+target.Name+" "+target.Addr().String())
 	}
 	return nil
+}
+
+// runLBStep programs n services with a fresh instance of load balancer
+// name, records how long that took, and runs the workloads against the
+// last service.
+func runLBStep(ctx context.Context, p Plan, m netmode.Mode, s *svcLab, run *result.Run, name string, n int) (err error) {
+	lb, err := svc.New(name)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if terr := lb.Teardown(tctx); terr != nil && err == nil {
+			err = fmt.Errorf("%s teardown: %w", name, terr)
+		}
+	}()
+	list, err := ServiceList(n, s.backends)
+	if err != nil {
+		return err
+	}
+	cluster := &svc.Cluster{Lab: s.l, Clients: []svc.Client{{Pod: s.client, PIDs: []int{s.cPID}}}}
+	t0 := time.Now()
+	if err := lb.Sync(ctx, cluster, list); err != nil {
+		if errors.Is(err, svc.ErrUnsupported) {
+			return err
+		}
+		return fmt.Errorf("programming %d services with %s: %w", n, name, err)
+	}
+	sync := time.Since(t0)
+	p.logf("  %-10s lb=%-11s services=%-5d programmed in %v", m.Name(), name, n, sync.Round(time.Millisecond))
+	target := list[len(list)-1]
+	runServiceWorkloads(ctx, p, m, s, run, name, n, sync, target.Addr(), "service "+target.Name+" "+target.Addr().String())
+	return ctx.Err()
 }
 
 // runServiceWorkloads runs every workload (each step of a multi-step one;
