@@ -15,6 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/suite"
+	"github.com/cnperf/cnperf/internal/svc/ebpfsock"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -102,6 +103,9 @@ func cmdClean(args []string) error {
 	removed, err := lab.CleanRun(*id, *force)
 	for _, r := range removed {
 		fmt.Printf("removed run %s: %d namespaces\n", r.ID, len(r.Namespaces))
+		if cerr := ebpfsock.CleanCgroup(r.ID); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
 	left, _ := lab.FindLeftovers()
 	for _, l := range left {

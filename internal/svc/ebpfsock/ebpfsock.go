@@ -118,7 +118,7 @@ func (lb *LB) setup(c *svc.Cluster) error {
 	if c.Lab != nil {
 		id = c.Lab.ID
 	}
-	dir := filepath.Join(mount, lab.Prefix+id+"-svc")
+	dir := filepath.Join(mount, CgroupName(id))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("creating cgroup %s: %w", dir, err)
 	}
@@ -210,4 +210,22 @@ func (lb *LB) teardownLocked() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CgroupName is the cgroup directory of lab id's socket load balancer.
+func CgroupName(id string) string { return lab.Prefix + id + "-svc" }
+
+// CleanCgroup removes what a killed run (lab id) left of the socket load
+// balancer: its cgroup directory, after moving anything still inside to
+// the cgroup root. Its programs went with the run's file descriptors.
+func CleanCgroup(id string) error {
+	mount, err := bpfmaps.Cgroup2Mount()
+	if err != nil {
+		return nil // no cgroup v2: nothing can be left
+	}
+	lb := &LB{mount: mount, dir: filepath.Join(mount, CgroupName(id))}
+	if _, err := os.Stat(lb.dir); err != nil {
+		return nil
+	}
+	return lb.teardownLocked()
 }

@@ -3,9 +3,12 @@ package ebpfsock
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/svc"
 	"github.com/cnperf/cnperf/internal/svc/bpfmaps"
 
@@ -81,4 +84,29 @@ func TestUDPRoot(t *testing.T) {
 		t.Fatalf("connected UDP through the service: %q, %v", buf[:n], err)
 	}
 	svctest.CheckTeardown(t, e, lb)
+}
+
+// TestCleanCgroupRoot: what a killed run left (an empty cgroup directory)
+// is removed by `cnperf clean`'s hook.
+func TestCleanCgroupRoot(t *testing.T) {
+	svctest.NeedRoot(t)
+	mount, err := bpfmaps.Cgroup2Mount()
+	if err != nil {
+		t.Skip(err)
+	}
+	id := lab.NewID()
+	dir := filepath.Join(mount, CgroupName(id))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(dir) })
+	if err := CleanCgroup(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("%s still there", dir)
+	}
+	if err := CleanCgroup(id); err != nil {
+		t.Errorf("second clean: %v", err)
+	}
 }
