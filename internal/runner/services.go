@@ -188,6 +188,42 @@ func buildServices(ctx context.Context, p Plan, m netmode.Mode) (s *svcLab, err 
 
 var errNoPodIPs = errors.New("no pod addresses")
 
+var errUnreachable = errors.New("service unreachable")
+
+// probeService checks, before anything is measured, that a few short
+// connections through the service complete: a network and a balancer that
+// cannot work together are reported in a few seconds with the reason,
+// rather than as every measurement timing out.
+func probeService(ctx context.Context, s *svcLab, addr netip.AddrPort) error {
+	params := workload.Params{Duration: 200 * time.Millisecond, MessageSize: 16, Port: BackendPort}
+	var servers []*agent.Server
+	defer func() {
+		for _, srv := range servers {
+			_, _ = srv.Stop()
+		}
+	}()
+	for _, a := range s.bAgents {
+		srv, err := a.Serve(ctx, "tcp_crr", params)
+		if err != nil {
+			return err
+		}
+		servers = append(servers, srv)
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	rep, err := s.cAgent.Run(rctx, "tcp_crr", params, addr)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return errors.New("connections hang (replies never come back translated)")
+		}
+		return err
+	}
+	if rep.Transactions == 0 {
+		return fmt.Errorf("no connection completed (%d failed)", rep.Errors)
+	}
+	return nil
+}
+
 // ServiceList is n services with every backend as an endpoint; the last
 // one is the measured one.
 func ServiceList(n int, backends []*lab.Pod) ([]svc.Service, error) {
@@ -260,7 +296,7 @@ func runServices(ctx context.Context, p Plan, m netmode.Mode, run *result.Run) e
 			run.Skipped = append(run.Skipped, result.Skip{Network: m.Name(), Reason: err.Error()})
 			return nil
 		}
-		if errors.Is(err, svc.ErrUnsupported) {
+		if errors.Is(err, svc.ErrUnsupported) || errors.Is(err, errUnreachable) {
 			p.logf("skip %s lb=%s: %v", m.Name(), name, err)
 			run.Skipped = append(run.Skipped, result.Skip{Network: m.Name() + " lb=" + name, Reason: err.Error()})
 			continue
@@ -302,6 +338,10 @@ func runLBStep(ctx context.Context, p Plan, m netmode.Mode, s *svcLab, run *resu
 	sync := time.Since(t0)
 	p.logf("  %-10s lb=%-11s services=%-5d programmed in %v", m.Name(), name, n, sync.Round(time.Millisecond))
 	target := list[len(list)-1]
+	if err := probeService(ctx, s, target.Addr()); err != nil {
+		return fmt.Errorf("%w: %s cannot reach its service through %s: %v; the network may bypass the node's stack or give pods no route to %s (as macvlan and the ebpf datapath do)",
+			errUnreachable, m.Name(), name, err, svc.ServiceCIDR)
+	}
 	runServiceWorkloads(ctx, p, m, s, run, name, n, sync, target.Addr(), "service "+target.Name+" "+target.Addr().String())
 	return ctx.Err()
 }
