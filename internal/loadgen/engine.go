@@ -48,9 +48,10 @@ type Config struct {
 	// the other CPU instead of its own.
 	Poll time.Duration
 	// Realtime runs the worker threads under SCHED_FIFO (priority 1), so
-	// that a wake-up for a send is not queued behind other processes'
-	// time slices; they then never busy-poll (Spin is ignored), leaving
-	// the CPUs to the server. Needs root (CAP_SYS_NICE).
+	// that a wake-up for a send is not queued behind other processes' time
+	// slices. Needs root (CAP_SYS_NICE). The spin before each send is then
+	// what keeps the lag low, and it is capped at a quarter of a worker's
+	// send interval so a real-time worker leaves most of its CPU to others.
 	Realtime bool
 }
 
@@ -155,9 +156,6 @@ func (c *Config) Validate() error {
 	}
 	if c.Spin <= 0 {
 		c.Spin = 50 * time.Microsecond
-	}
-	if c.Realtime {
-		c.Spin = 1 // a real-time thread wakes on time; spinning would starve the CPU
 	}
 	return nil
 }
@@ -588,7 +586,11 @@ func (w *worker) openLoop(ctx context.Context, t0 int64) {
 	w.res.Scheduled = int64(p.Remaining())
 	end := t0 + int64(cfg.Duration)
 	deadline := end + int64(cfg.Drain)
-	spin, poll := int64(cfg.Spin), int64(cfg.Poll)
+	// spin at most a quarter of this worker's interval between sends: at
+	// high rates the worker is busy anyway, and a spinning (real-time)
+	// thread must not take the CPU from the server
+	interval := int64(cfg.Threads) * 1e9 / int64(cfg.Rate)
+	spin, poll := min(int64(cfg.Spin), interval/4), int64(cfg.Poll)
 	var lastSend int64
 	inflight := 0
 	var done func(i int32, ok bool, t int64)
