@@ -26,7 +26,7 @@ func init() {
 		{Name: "keepalive", Usage: "http_qps: --keepalive=false opens a new connection per request (default true)", Bool: true},
 		{Name: "max-send-lag", Usage: "http_rate/tcp_rate: send-lag p99 above which a step is saturated (default 1ms)"},
 		{Name: "realtime", Usage: "http_rate/tcp_rate/http_qps: client threads under SCHED_FIFO, no busy polling: sends on time on a busy machine (root)", Bool: true},
-		{Name: "payload", Usage: "tcp_rate: zero (default) or sockperf: each request is a sockperf ping, so a `sockperf server` answers it"},
+		{Name: "payload", Usage: "tcp_rate: zero (default) or sockperf: each request is a sockperf ping, so a sockperf server answers it"},
 		{Name: "latency-bound", Usage: "http_rate/tcp_rate --max-rate-search: p99 a sustained rate must stay under (default 10ms)"},
 	} {
 		workload.RegisterFlag(f)
