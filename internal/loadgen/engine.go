@@ -249,7 +249,7 @@ type worker struct {
 
 	epfd   int
 	conns  []conn
-	free   []int32
+	free   ring // idle connections, oldest first: every connection takes its turn
 	events []unix.EpollEvent
 	buf    []byte
 	ev     unix.EpollEvent
@@ -298,7 +298,7 @@ func (w *worker) setup() error {
 	w.epfd = fd
 	w.epoll2 = true
 	w.conns = make([]conn, w.nconns)
-	w.free = make([]int32, 0, w.nconns)
+	w.free = ring{buf: make([]int32, w.nconns)}
 	w.events = make([]unix.EpollEvent, min(w.nconns, 1024))
 	w.buf = make([]byte, 64<<10)
 	for i := range w.conns {
@@ -312,7 +312,7 @@ func (w *worker) setup() error {
 		if err := w.dialBlocking(int32(i)); err != nil {
 			return err
 		}
-		w.free = append(w.free, int32(i))
+		w.free.push(int32(i))
 	}
 	return nil
 }
@@ -607,7 +607,7 @@ func (w *worker) openLoop(ctx context.Context, t0 int64) {
 			}
 		}
 		if c.state == stIdle {
-			w.free = append(w.free, i)
+			w.free.push(i)
 		} else if c.state == stClosed {
 			w.reconnect(i)
 		}
@@ -615,14 +615,13 @@ func (w *worker) openLoop(ctx context.Context, t0 int64) {
 	w.done = done
 	for ctx.Err() == nil && w.fatal == nil {
 		t := now()
-		for len(w.free) > 0 {
+		for w.free.n > 0 {
 			_, at, ok := p.Next()
 			if !ok || at > t {
 				break
 			}
 			p.Take()
-			i := w.free[len(w.free)-1]
-			w.free = w.free[:len(w.free)-1]
+			i := w.free.pop()
 			w.res.SendLag.Record(time.Duration(t - at))
 			inflight++
 			w.send(i, at, t)
@@ -642,7 +641,7 @@ func (w *worker) openLoop(ctx context.Context, t0 int64) {
 		if more && next > t {
 			timeout = min(timeout, next-t)
 		}
-		if more && next <= t && len(w.free) == 0 {
+		if more && next <= t && w.free.n == 0 {
 			// behind and every connection busy: wait for a response
 			timeout = min(timeout, int64(50*time.Millisecond))
 		} else if timeout <= spin || (inflight > 0 && t-lastSend < poll) {
@@ -713,4 +712,23 @@ func (w *worker) closedLoop(ctx context.Context, t0 int64) {
 		}
 		w.handle(w.wait(end-t), done)
 	}
+}
+
+// ring is a FIFO of connection indices; each connection is in it at most
+// once, so its capacity is the worker's connection count.
+type ring struct {
+	buf     []int32
+	head, n int
+}
+
+func (r *ring) push(i int32) {
+	r.buf[(r.head+r.n)%len(r.buf)] = i
+	r.n++
+}
+
+func (r *ring) pop() int32 {
+	i := r.buf[r.head]
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+	return i
 }
