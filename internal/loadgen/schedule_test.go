@@ -88,3 +88,24 @@ func TestPacerStridesAndCatchUp(t *testing.T) {
 		}
 	}
 }
+
+// Idle connections are reused oldest first, so that at a low rate every
+// connection still carries requests (as the study's 60k connections did).
+func TestRingFIFO(t *testing.T) {
+	r := ring{buf: make([]int32, 3)}
+	for i := int32(0); i < 3; i++ {
+		r.push(i)
+	}
+	var got []int32
+	for k := 0; k < 7; k++ {
+		i := r.pop()
+		got = append(got, i)
+		r.push(i)
+	}
+	want := []int32{0, 1, 2, 0, 1, 2, 0}
+	for k := range want {
+		if got[k] != want[k] {
+			t.Fatalf("order %v, want %v", got, want)
+		}
+	}
+}
