@@ -31,7 +31,8 @@ func loadColumns(workload string) []column {
 		for _, k := range []string{"p50", "p95", "p99", "p99.5", "p99.9", "p99.99", "p99.999", "max"} {
 			cs = append(cs, mark(column{workload: workload, title: k + " us", get: validLat(k), format: usec}, insignificant(k)))
 		}
-		return append(cs, column{workload: workload, title: "saturated", get: extra("saturated"), format: yesNo})
+		return append(cs, column{workload: workload, title: "samples", get: extra("samples"), format: count},
+			column{workload: workload, title: "saturated", get: extra("saturated"), format: yesNo})
 	case "http_qps":
 		cs := []column{{workload: workload, title: workload + " req/s", get: tps, format: count, ratio: true}}
 		for _, k := range []string{"p50", "p99", "p99.9", "max"} {

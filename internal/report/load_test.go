@@ -12,7 +12,7 @@ func TestLoadColumns(t *testing.T) {
 	lat := map[string]float64{"p50": 40, "p95": 50, "p99": 60, "p99.5": 70, "p99.9": 80, "p99.99": 90, "p99.999": 100, "max": 110}
 	run := &result.Run{Results: []result.Result{
 		{Network: "host", Workload: "http_rate", Placement: "cross-host", Step: "load=20% of max size=350",
-			Metrics: result.Metrics{LatencyUs: lat, Extra: map[string]float64{"achieved_rps": 20000, "saturated": 0, "insignificant_p99.999": 1}}},
+			Metrics: result.Metrics{LatencyUs: lat, Extra: map[string]float64{"achieved_rps": 20000, "saturated": 0, "insignificant_p99.999": 1, "samples": 40000}}},
 		{Network: "vxlan", Workload: "http_rate", Placement: "cross-host", Step: "load=20% of max size=350",
 			Metrics: result.Metrics{LatencyUs: lat, Extra: map[string]float64{"achieved_rps": 15000, "saturated": 1}}},
 		{Network: "vxlan", Workload: "http_rate", Placement: "cross-host", Step: "search size=350 step=1",
@@ -23,7 +23,7 @@ func TestLoadColumns(t *testing.T) {
 	out := b.String()
 	t.Log("\n" + out)
 	lines := strings.Split(out, "\n")
-	if !strings.Contains(lines[1], "p99.999 us") || !strings.Contains(lines[1], "saturated") {
+	if !strings.Contains(lines[1], "p99.999 us") || !strings.Contains(lines[1], "saturated") || !strings.Contains(lines[2], "40.0k") {
 		t.Fatalf("header %q lacks the tail columns", lines[1])
 	}
 	if strings.Contains(out, "search size") || !strings.Contains(out, "1 steps of the max-rate search") {
