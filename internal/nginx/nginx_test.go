@@ -34,7 +34,14 @@ func TestStartServeStop(t *testing.T) {
 		t.Skip(err)
 	}
 	dir := t.TempDir()
-	port := 20000 + os.Getpid()%20000
+	// a port the kernel just handed out and took back: free, unlike one
+	// derived from the pid, which another test binary may hold
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
 	s, err := Start(context.Background(), Options{Dir: dir, Port: port, BodySize: 100, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
