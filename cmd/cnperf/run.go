@@ -16,6 +16,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/pmqos"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -111,6 +112,7 @@ func cmdRun(args []string) error {
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	lbs := fs.String("lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
 	svcCounts := fs.String("services", "", "with --lb: numbers of services to program, comma-separated scale steps (default 1)")
+	cpuLatency := fs.Int("cpu-latency", -1, "hold a PM QoS CPU wake-up latency bound in µs during the run, as tuned's network-latency profile does (0 = shallowest idle; -1 = none)")
 	pin := fs.String("pin", "", "pin the client and server agents to CPUs, e.g. 0,1 (steadier numbers on a busy machine)")
 	modeOpts := map[string]string{}
 	fs.Func("mode-opt", "network-mode option key=value, repeatable or comma-separated (e.g. controlplane=off, encrypt=aes-gcm)", func(s string) error {
@@ -239,6 +241,14 @@ func cmdRun(args []string) error {
 		Command: os.Args, Environment: result.CaptureHost(),
 	}
 	run.Environment.Backend = "lab"
+	if *cpuLatency >= 0 {
+		release, err := pmqos.Hold(*cpuLatency)
+		if err != nil {
+			return err
+		}
+		defer release()
+		run.Environment.CPULatencyUs = cpuLatency
+	}
 	run.Environment.Tools = toolVersions()
 	execErr := runner.Execute(ctx, plan, run)
 	run.FinishedAt = time.Now().UTC()

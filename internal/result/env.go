@@ -22,6 +22,12 @@ type Environment struct {
 	Offloads    map[string]string `json:"offloads,omitempty"`
 	Sysctls     map[string]string `json:"sysctls"`
 	Tools       map[string]string `json:"tools,omitempty"`
+	// CPUIdle is the cpuidle driver/governor: how deep idle CPUs sleep
+	// changes round-trip latency a lot on some machines (VMs with haltpoll).
+	CPUIdle string `json:"cpuidle,omitempty"`
+	// CPULatencyUs is the PM QoS CPU latency bound cnperf held during the
+	// run (--cpu-latency), absent when it held none.
+	CPULatencyUs *int `json:"cpu_latency_us,omitempty"`
 }
 
 // SysctlsThatMatter are the host-wide knobs that change network results.
@@ -47,6 +53,11 @@ func CaptureHost() Environment {
 		e.Kernel = unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
 	}
 	e.CPUModel = cpuModel()
+	drv, _ := os.ReadFile("/sys/devices/system/cpu/cpuidle/current_driver")
+	gov, _ := os.ReadFile("/sys/devices/system/cpu/cpuidle/current_governor")
+	if len(drv) > 0 {
+		e.CPUIdle = strings.TrimSpace(string(drv)) + "/" + strings.TrimSpace(string(gov))
+	}
 	var si unix.Sysinfo_t
 	if unix.Sysinfo(&si) == nil {
 		e.MemoryBytes = uint64(si.Totalram) * uint64(si.Unit)

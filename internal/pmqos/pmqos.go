@@ -1,0 +1,49 @@
+// Package pmqos holds a CPU wake-up latency request (PM QoS) for the length
+// of a run, as tuned's network-latency profile does: while the request is
+// held, idle CPUs stay in shallow states, so a message that arrives on an
+// idle CPU is not delayed by a deep-sleep exit. The request belongs to the
+// open file; the kernel drops it when the file is closed, including when
+// the process is killed, so nothing outlives the run.
+package pmqos
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+)
+
+// Path is the kernel's CPU latency QoS device.
+const Path = "/dev/cpu_dma_latency"
+
+// Hold requests a CPU wake-up latency of at most us microseconds until the
+// returned release func is called (or the process exits).
+func Hold(us int) (release func(), err error) {
+	if us < 0 || us > 2000000 {
+		return nil, fmt.Errorf("cpu latency %d µs out of range; use 0 (shallowest idle) to 2000000", us)
+	}
+	f, err := os.OpenFile(Path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("holding a CPU latency request needs %s (root, CONFIG_CPU_IDLE): %w", Path, err)
+	}
+	var b [4]byte
+	binary.NativeEndian.PutUint32(b[:], uint32(int32(us)))
+	if _, err := f.Write(b[:]); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("writing %s: %w", Path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// Current reads the latency bound in force now (µs), -1 if unreadable.
+func Current() int {
+	f, err := os.Open(Path)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	var b [4]byte
+	if n, err := f.Read(b[:]); err != nil || n != 4 {
+		return -1
+	}
+	return int(int32(binary.NativeEndian.Uint32(b[:])))
+}
