@@ -27,6 +27,10 @@ func init() {
 // DefaultSize is the paper's latency message size.
 const DefaultSize = 16
 
+// rawTimeout bounds each raw socket call (µs), so a garbage collection
+// waits at most this long for a thread blocked in one.
+const rawTimeout = 10_000
+
 // MaxSize bounds a request and its response.
 const MaxSize = 1 << 20
 
@@ -131,13 +135,19 @@ func (TCPRR) Serve(ctx context.Context, p workload.Params, ready func()) (worklo
 		conns = append(conns, c)
 		go func() {
 			defer c.Close()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if c.SetTimeouts(rawTimeout) != nil {
+				return
+			}
+			stop := func() bool { return ctx.Err() != nil }
 			buf := make([]byte, p.MessageSize)
 			for {
-				ok, err := c.ReadFull(buf)
+				ok, err := c.ReadFullRaw(buf, stop)
 				if !ok || err != nil {
 					return
 				}
-				if c.WriteAll(buf) != nil {
+				if c.WriteAllRaw(buf) != nil {
 					return
 				}
 			}
@@ -156,6 +166,10 @@ func (TCPRR) Run(ctx context.Context, p workload.Params, addr netip.AddrPort) (w
 	defer c.Close()
 	release := stopOnDone(ctx, c)
 	defer release()
+	if err := c.SetTimeouts(rawTimeout); err != nil {
+		return workload.Report{}, err
+	}
+	stop := func() bool { return ctx.Err() != nil }
 	buf := make([]byte, p.MessageSize)
 	h := hist.New()
 	var r workload.Report
@@ -166,10 +180,10 @@ func (TCPRR) Run(ctx context.Context, p workload.Params, addr netip.AddrPort) (w
 		if !t.Before(end) {
 			break
 		}
-		if err := c.WriteAll(buf); err != nil {
+		if err := c.WriteAllRaw(buf); err != nil {
 			return r, fmt.Errorf("tcp_rr send: %w", err)
 		}
-		ok, err := c.ReadFull(buf)
+		ok, err := c.ReadFullRaw(buf, stop)
 		if !ok || err != nil {
 			if ctx.Err() != nil {
 				return r, ctx.Err()
