@@ -112,7 +112,7 @@ func cmdRun(args []string) error {
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	lbs := fs.String("lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
 	svcCounts := fs.String("services", "", "with --lb: numbers of services to program, comma-separated scale steps (default 1)")
-	cpuLatency := fs.Int("cpu-latency", -1, "hold a PM QoS CPU wake-up latency bound in µs during the run, as tuned's network-latency profile does (0 = shallowest idle; -1 = none)")
+	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
 	pin := fs.String("pin", "", "pin the client and server agents to CPUs, e.g. 0,1 (steadier numbers on a busy machine)")
 	modeOpts := map[string]string{}
 	fs.Func("mode-opt", "network-mode option key=value, repeatable or comma-separated (e.g. controlplane=off, encrypt=aes-gcm)", func(s string) error {
@@ -241,13 +241,27 @@ func cmdRun(args []string) error {
 		Command: os.Args, Environment: result.CaptureHost(),
 	}
 	run.Environment.Backend = "lab"
-	if *cpuLatency >= 0 {
-		release, err := pmqos.Hold(*cpuLatency)
+	switch *cpuLatency {
+	case "off":
+	case "auto":
+		if release, err := pmqos.Hold(0); err == nil {
+			defer release()
+			zero := 0
+			run.Environment.CPULatencyUs = &zero
+		} else if plan.Log != nil {
+			fmt.Fprintf(plan.Log, "note: no CPU latency bound held (%v); round trips include idle-state exits\n", err)
+		}
+	default:
+		us, err := strconv.Atoi(*cpuLatency)
+		if err != nil {
+			return fmt.Errorf("--cpu-latency %q: want microseconds, off or auto", *cpuLatency)
+		}
+		release, err := pmqos.Hold(us)
 		if err != nil {
 			return err
 		}
 		defer release()
-		run.Environment.CPULatencyUs = cpuLatency
+		run.Environment.CPULatencyUs = &us
 	}
 	run.Environment.Tools = toolVersions()
 	execErr := runner.Execute(ctx, plan, run)
