@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -423,6 +424,8 @@ func measure(ctx context.Context, p Plan, l *lab.Lab, m netmode.Mode, w workload
 	if hasDaemons {
 		dcpu0 = dcpu.DaemonCPUSeconds(l)
 	}
+	witnessNS, witnessDev := receiverDevice(w, pr, params)
+	rx0, witnessOK := ifaceRxBytes(ctx, l, witnessNS, witnessDev)
 	srv, err := pr.sAgent.Serve(ctx, w.Name(), params)
 	if err != nil {
 		res.Error = err.Error()
@@ -460,9 +463,48 @@ func measure(ctx context.Context, p Plan, l *lab.Lab, m netmode.Mode, w workload
 		}
 		mt.Extra["daemon_cpu_s_per_s"] = (dcpu.DaemonCPUSeconds(l) - dcpu0) / params.Duration.Seconds()
 	}
+	if rx1, ok := ifaceRxBytes(ctx, l, witnessNS, witnessDev); witnessOK && ok && mt.Bytes != nil && *mt.Bytes > 0 {
+		// The kernel's own count of what the receiving interface took in,
+		// headers included: an independent witness that the payload bytes
+		// the receiver reported really crossed the network.
+		if mt.Extra == nil {
+			mt.Extra = map[string]float64{}
+		}
+		mt.Extra["iface_rx_bytes"] = float64(rx1 - rx0)
+		mt.Extra["iface_rx_per_payload_byte"] = float64(rx1-rx0) / float64(*mt.Bytes)
+	}
 	res.Metrics = mt
 	res.Histogram = h
 	return res
+}
+
+// receiverDevice is the interface the stream's receiver takes data in on:
+// loopback when both ends share a namespace.
+func receiverDevice(w workload.Workload, pr pair, p workload.Params) (ns, dev string) {
+	if !strings.HasSuffix(w.Name(), "_stream") && !strings.HasPrefix(w.Name(), "iperf3") {
+		return "", ""
+	}
+	rx := pr.server
+	if p.Direction == "down" {
+		rx = pr.client
+	}
+	if pr.client.NetNS == pr.server.NetNS {
+		return rx.NetNS, "lo"
+	}
+	return rx.NetNS, rx.Dev
+}
+
+// ifaceRxBytes reads an interface's received-bytes counter in a namespace.
+func ifaceRxBytes(ctx context.Context, l *lab.Lab, ns, dev string) (uint64, bool) {
+	if ns == "" || dev == "" {
+		return 0, false
+	}
+	out, err := l.In(ctx, ns, "cat", "/sys/class/net/"+dev+"/statistics/rx_bytes")
+	if err != nil {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(string(out)), 10, 64)
+	return v, err == nil
 }
 
 func captureLabEnv(ctx context.Context, l *lab.Lab, run *result.Run) {
