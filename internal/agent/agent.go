@@ -156,12 +156,17 @@ func handle(ctx context.Context, c net.Conn) {
 	_ = enc.Encode(Event{Event: "done", Report: rep})
 }
 
+// cpuSeconds is the user+system time of the agent and of the children it
+// has waited for (a reference tool such as iperf3 run by a job).
 func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
+	var total float64
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if syscall.Getrusage(who, &ru) == nil {
+			total += float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+		}
 	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+	return total
 }
 
 // Client drives one agent.
