@@ -8,6 +8,10 @@
 #  3. low rate on loopback: cnperf tcp_rate vs sockperf ping-pong, both
 #     against the same sockperf server, median round trip.
 # ROUNDS (default 3) and DUR seconds (default 5) tune it. Prints a summary.
+# Every tool runs under the same PM QoS CPU wake-up bound: the script holds
+# /dev/cpu_dma_latency at 0 us for the whole benchmark (as tuned's
+# network-latency profile does; CPU_LATENCY=off holds none), and cnperf's
+# own --cpu-latency gets the same value.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
@@ -17,6 +21,13 @@ THREADS=${THREADS:-2}
 BIN=$(mktemp /tmp/cnperf-bench-XXXXXX)
 OUT=$(mktemp -d /tmp/cnperf-bench-out-XXXXXX)
 go build -o "$BIN" ./cmd/cnperf
+CPU_LATENCY=${CPU_LATENCY:-0}
+if [ "$CPU_LATENCY" != off ]; then
+	# the request lives as long as fd 3 is open: the whole script
+	exec 3>/dev/cpu_dma_latency
+	printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $((CPU_LATENCY & 255)) $((CPU_LATENCY >> 8 & 255)) $((CPU_LATENCY >> 16 & 255)) $((CPU_LATENCY >> 24 & 255)))" >&3
+fi
+echo "cpu wake-up bound (PM QoS) held for all tools: $CPU_LATENCY us; cpuidle driver: $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)"
 
 "$BIN" lab --network host-gw --placement cross-host --for 30m >"$OUT/lab.log" 2>&1 &
 LAB=$!
@@ -46,7 +57,7 @@ printf "%-6s %12s %12s %14s %14s %8s %8s\n" round wrk_req/s cnperf_req/s wrk_us_
 WRKS=()
 for r in $(seq "$ROUNDS"); do
 	{ time ip netns exec "$C" wrk -t"$THREADS" -c"$CONNS" -d"${DUR}s" "$URL" >"$OUT/wrk.$r" ; } 2>"$OUT/wrk.$r.cpu"
-	{ time ip netns exec "$C" "$BIN" load http_qps "$URL" --connections "$CONNS" --threads "$THREADS" --duration "${DUR}s" >"$OUT/cn.$r" ; } 2>"$OUT/cn.$r.cpu"
+	{ time ip netns exec "$C" "$BIN" load http_qps "$URL" --cpu-latency "$CPU_LATENCY" --connections "$CONNS" --threads "$THREADS" --duration "${DUR}s" >"$OUT/cn.$r" ; } 2>"$OUT/cn.$r.cpu"
 	w=$(awk '/Requests\/sec/{print $2}' "$OUT/wrk.$r")
 	wn=$(awk '/requests in/{print $1}' "$OUT/wrk.$r")
 	c=$(awk '/requests\/s:/{print $1}' "$OUT/cn.$r")
@@ -66,7 +77,7 @@ printf "%-9s %8s %10s %12s %12s %s\n" mode rate achieved lag_p50_us lag_p99_us v
 BEST=0
 for mode in spin realtime; do
 	flag=""; [ "$mode" = realtime ] && flag="--realtime"
-	ip netns exec "$C" "$BIN" load http_rate "$URL" --rate "$RATES" --max-send-lag 50us \
+	ip netns exec "$C" "$BIN" load http_rate "$URL" --cpu-latency "$CPU_LATENCY" --rate "$RATES" --max-send-lag 50us \
 		--connections "$CONNS" --threads "$THREADS" --duration 2s $flag >"$OUT/open.$mode" || true
 	awk -v m="$mode" '
 		/^http_rate/ { split($3, a, "="); rate=a[2] }
@@ -87,7 +98,7 @@ sleep 0.5
 printf "%-6s %14s %14s %8s\n" round sockperf_p50us cnperf_p50us ratio
 for r in $(seq "$ROUNDS"); do
 	sockperf ping-pong --tcp -i 127.0.0.1 -p 11711 -t "$DUR" --mps 1000 -m 16 --full-rtt >"$OUT/sp.$r" 2>&1
-	"$BIN" load tcp_rate 127.0.0.1:11711 --payload sockperf --message-size 16 --rate 1000 --connections 1 --threads 1 --duration "${DUR}s" >"$OUT/ct.$r"
+	"$BIN" load tcp_rate 127.0.0.1:11711 --cpu-latency "$CPU_LATENCY" --payload sockperf --message-size 16 --rate 1000 --connections 1 --threads 1 --duration "${DUR}s" >"$OUT/ct.$r"
 	s=$(awk '/percentile 50.000/{print $NF}' "$OUT/sp.$r")
 	c=$(awk '/uncorrected/{print $4}' "$OUT/ct.$r")
 	awk -v r="$r" -v s="$s" -v c="$c" 'BEGIN{printf "%-6s %14.1f %14.1f %8.2f\n", r, s, c, c/s}'

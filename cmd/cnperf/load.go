@@ -20,6 +20,7 @@ import (
 	"github.com/cnperf/cnperf/internal/httpserver"
 	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/nginx"
+	"github.com/cnperf/cnperf/internal/pmqos"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/load"
@@ -61,6 +62,7 @@ func cmdLoad(args []string) error {
 	msgSize := fs.Int("message-size", 0, "tcp_rate request size in bytes (default 16)")
 	jsonOut := fs.String("json", "", "also write the results as cnperf/run/v1 JSON to this file")
 	hgrm := fs.String("hgrm", "", "write each step's latency distribution as HdrHistogram .hgrm files into this folder")
+	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
 	extra := map[string]*string{}
 	for _, f := range workload.Flags() {
 		switch f.Name {
@@ -99,6 +101,15 @@ func cmdLoad(args []string) error {
 	run := &result.Run{Schema: result.Schema, Version: version, StartedAt: time.Now().UTC(), Command: os.Args,
 		Environment: result.CaptureHost()}
 	run.Environment.Backend = "standalone"
+	release, held, err := holdCPULatency(*cpuLatency, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer release()
+	run.Environment.CPULatencyUs = held
+	if held != nil {
+		fmt.Printf("cpu wake-up bound held: %d µs (PM QoS, --cpu-latency)\n", *held)
+	}
 	var done []workload.StepResult
 	st, _ := w.(workload.Stepper)
 	for ctx.Err() == nil {
@@ -138,6 +149,38 @@ func cmdLoad(args []string) error {
 		}
 	}
 	return nil
+}
+
+// holdCPULatency applies --cpu-latency: "off" holds nothing, "auto" holds
+// 0 µs where the kernel offers /dev/cpu_dma_latency (a note on log where it
+// does not), a number holds that bound or fails. It returns the release
+// func and the bound held (nil when none), as recorded in
+// environment.cpu_latency_us.
+func holdCPULatency(spec string, log io.Writer) (release func(), held *int, err error) {
+	nop := func() {}
+	switch spec {
+	case "off":
+		return nop, nil, nil
+	case "auto", "":
+		rel, err := pmqos.Hold(0)
+		if err != nil {
+			if log != nil {
+				fmt.Fprintf(log, "note: no CPU latency bound held (%v); round trips include idle-state exits\n", err)
+			}
+			return nop, nil, nil
+		}
+		zero := 0
+		return rel, &zero, nil
+	}
+	us, err := strconv.Atoi(spec)
+	if err != nil || us < 0 {
+		return nop, nil, fmt.Errorf("--cpu-latency %q: want microseconds, off or auto", spec)
+	}
+	rel, err := pmqos.Hold(us)
+	if err != nil {
+		return nop, nil, err
+	}
+	return rel, &us, nil
 }
 
 // resolveTarget turns the user's URL or address into the address dialled,
