@@ -8,11 +8,10 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/registry"
 )
 
 // Placement says where the client runs relative to the server.
@@ -83,46 +82,16 @@ type KernelFeature struct {
 	What   string // human name, e.g. "VXLAN devices"
 }
 
-var (
-	mu    sync.RWMutex
-	modes = map[string]Mode{}
-)
+var modes = registry.New[Mode]("network", "`cnperf networks` lists them")
 
 // Register adds a mode; it panics on a duplicate name (a programming error).
-func Register(m Mode) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := modes[m.Name()]; dup {
-		panic("netmode: duplicate " + m.Name())
-	}
-	modes[m.Name()] = m
-}
+func Register(m Mode) { modes.Register(m.Name(), m) }
 
 // Get finds a mode by name, or says which exist.
-func Get(name string) (Mode, error) {
-	mu.RLock()
-	defer mu.RUnlock()
-	if m, ok := modes[name]; ok {
-		return m, nil
-	}
-	return nil, fmt.Errorf("unknown network %q; `cnperf networks` lists them (%s)", name, strings.Join(namesLocked(), ", "))
-}
+func Get(name string) (Mode, error) { return modes.Get(name) }
 
 // Names lists registered modes, sorted.
-func Names() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	return namesLocked()
-}
-
-func namesLocked() []string {
-	var n []string
-	for k := range modes {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
+func Names() []string { return modes.Names() }
 
 // Allows reports whether m can do placement p, and if not, why.
 func Allows(m Mode, p Placement) (bool, string) {

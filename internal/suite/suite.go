@@ -5,12 +5,10 @@
 package suite
 
 import (
-	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/registry"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -27,33 +25,16 @@ type Suite struct {
 	Services  []int    // service-count scale steps
 }
 
-var reg = map[string]Suite{}
+var reg = registry.New[Suite]("suite", "`cnperf suites` lists them")
 
 // Register adds a preset; duplicates panic (a programming error).
-func Register(s Suite) {
-	if _, dup := reg[s.Name]; dup {
-		panic("suite: duplicate " + s.Name)
-	}
-	reg[s.Name] = s
-}
+func Register(s Suite) { reg.Register(s.Name, s) }
 
 // Get finds a preset or says which exist.
-func Get(name string) (Suite, error) {
-	if s, ok := reg[name]; ok {
-		return s, nil
-	}
-	return Suite{}, fmt.Errorf("unknown suite %q; `cnperf suites` lists them (%s)", name, strings.Join(Names(), ", "))
-}
+func Get(name string) (Suite, error) { return reg.Get(name) }
 
 // Names lists the presets, sorted.
-func Names() []string {
-	var n []string
-	for k := range reg {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
+func Names() []string { return reg.Names() }
 
 // Default is the main job: the paper's single- and multi-host rows with a
 // latency and a throughput workload, about two minutes here.

@@ -16,12 +16,11 @@ import (
 	"fmt"
 	"net/netip"
 	"os/exec"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/registry"
 )
 
 // ServiceCIDR is Kubernetes' default service range (--service-cluster-ip-range).
@@ -139,47 +138,22 @@ type LB interface {
 // Factory makes a fresh load balancer (they hold state: chains, links).
 type Factory func() LB
 
-var (
-	mu  sync.RWMutex
-	reg = map[string]Factory{}
-)
+var reg = registry.New[Factory]("load balancer", "use one of them, or none for the pod IP directly")
 
 // Register adds a load balancer; a duplicate name panics (a programming error).
-func Register(f Factory) {
-	name := f().Name()
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := reg[name]; dup {
-		panic("svc: duplicate load balancer " + name)
-	}
-	reg[name] = f
-}
+func Register(f Factory) { reg.Register(f().Name(), f) }
 
 // New makes the named load balancer, or says which exist.
 func New(name string) (LB, error) {
-	mu.RLock()
-	defer mu.RUnlock()
-	if f, ok := reg[name]; ok {
-		return f(), nil
+	f, err := reg.Get(name)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("unknown load balancer %q; use one of %s (or none: the pod IP directly)", name, strings.Join(namesLocked(), ", "))
+	return f(), nil
 }
 
 // Names lists the registered load balancers, sorted.
-func Names() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	return namesLocked()
-}
-
-func namesLocked() []string {
-	var n []string
-	for k := range reg {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
+func Names() []string { return reg.Names() }
 
 // ErrUnsupported marks a load balancer this machine cannot run; the error
 // text names what is missing.

@@ -8,11 +8,10 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/registry"
 	"github.com/cnperf/cnperf/internal/result"
 )
 
@@ -59,46 +58,19 @@ type Workload interface {
 	Metrics(p Params, client, server Report) (result.Metrics, string, error)
 }
 
-var (
-	mu  sync.RWMutex
-	reg = map[string]Workload{}
-)
+var reg = registry.New[Workload]("workload", "`cnperf workloads` lists them")
+
+// mu guards flags.
+var mu sync.RWMutex
 
 // Register adds a workload; it panics on a duplicate (a programming error).
-func Register(w Workload) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := reg[w.Name()]; dup {
-		panic("workload: duplicate " + w.Name())
-	}
-	reg[w.Name()] = w
-}
+func Register(w Workload) { reg.Register(w.Name(), w) }
 
 // Get finds a workload by name, or says which exist.
-func Get(name string) (Workload, error) {
-	mu.RLock()
-	defer mu.RUnlock()
-	if w, ok := reg[name]; ok {
-		return w, nil
-	}
-	return nil, fmt.Errorf("unknown workload %q; `cnperf workloads` lists them (%s)", name, strings.Join(namesLocked(), ", "))
-}
+func Get(name string) (Workload, error) { return reg.Get(name) }
 
 // Names lists registered workloads, sorted.
-func Names() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	return namesLocked()
-}
-
-func namesLocked() []string {
-	var n []string
-	for k := range reg {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
+func Names() []string { return reg.Names() }
 
 // ValidateCommon checks the knobs every workload shares.
 func ValidateCommon(p Params, minSize, maxSize int) error {
