@@ -416,7 +416,7 @@ func (w *worker) write(i int32) {
 	c := &w.conns[i]
 	req := w.cfg.Request
 	for c.wpos < len(req) {
-		n, err := unix.Write(c.fd, req[c.wpos:])
+		n, err := rawIO(unix.SYS_WRITE, c.fd, req[c.wpos:])
 		if err == unix.EINTR {
 			continue
 		}
@@ -425,12 +425,23 @@ func (w *worker) write(i int32) {
 			_ = unix.EpollCtl(w.epfd, unix.EPOLL_CTL_MOD, c.fd, &w.ev)
 			return
 		}
-		if err != nil || n <= 0 {
+		if err != 0 || n <= 0 {
 			w.fail(i)
 			return
 		}
 		c.wpos += n
 	}
+}
+
+// rawIO reads or writes a non-blocking socket with a raw system call: it
+// never blocks, so the entersyscall/exitsyscall bookkeeping of unix.Read
+// and unix.Write (two per request) buys nothing on the hot path.
+func rawIO(trap uintptr, fd int, b []byte) (int, unix.Errno) {
+	n, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), 0
 }
 
 // fail ends the request in flight on i as failed.
@@ -539,14 +550,14 @@ func (w *worker) handle(n int, done func(i int32, ok bool, t int64)) {
 func (w *worker) readable(i int32, done func(i int32, ok bool, t int64)) {
 	c := &w.conns[i]
 	for {
-		n, err := unix.Read(c.fd, w.buf)
+		n, err := rawIO(unix.SYS_READ, c.fd, w.buf)
 		if err == unix.EINTR {
 			continue
 		}
 		if err == unix.EAGAIN {
 			return
 		}
-		if err != nil || n <= 0 { // closed by the server, or reset
+		if err != 0 || n <= 0 { // closed by the server, or reset
 			busy := c.state == stBusy
 			w.drop(i)
 			if busy {
