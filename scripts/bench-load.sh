@@ -5,9 +5,11 @@
 #     and client CPU per request (user+sys of the client process);
 #  2. open loop: the highest rate cnperf http_rate holds with send-lag
 #     p99 under 50us, against wrk's closed-loop requests/s;
-#  3. low rate on loopback: cnperf tcp_rate vs sockperf ping-pong, both
+#  3. low rate on loopback: cnperf tcp_rate (sleeping, and --poll 200us)
+#     vs sockperf ping-pong, same CPU placement for both (pinned), both
 #     against the same sockperf server, median round trip.
-# ROUNDS (default 3) and DUR seconds (default 5) tune it. Prints a summary.
+# ROUNDS (default 3), DUR seconds (default 5) and LDUR seconds of each
+# loopback run (default 3) tune it. Prints a summary.
 # Every tool runs under the same PM QoS CPU wake-up bound: the script holds
 # /dev/cpu_dma_latency at 0 us for the whole benchmark (as tuned's
 # network-latency profile does; CPU_LATENCY=off holds none), and cnperf's
@@ -16,6 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 DUR=${DUR:-5}
+LDUR=${LDUR:-3}
 CONNS=${CONNS:-64}
 THREADS=${THREADS:-2}
 BIN=$(mktemp /tmp/cnperf-bench-XXXXXX)
@@ -91,17 +94,30 @@ done
 awk -v m="$BEST" -v w="$WMAX" 'BEGIN{printf "open-loop highest held %d/s vs wrk best closed-loop %.0f/s: %.2fx\n", m, w, m/w}'
 
 echo
-echo "== loopback, 1000 requests/s, 16 B, one connection: median round trip =="
+echo "== loopback, 1000 requests/s, 16 B, one connection: median round trip (${LDUR}s each) =="
+# placement is pinned the same for every tool: client on CPU 0 and the
+# sockperf server on CPU 1 (cross), both on CPU 0 (same), or left to the
+# scheduler (free), which places a busy-polling client and a sleeping one
+# differently
 sockperf server --tcp -i 127.0.0.1 -p 11711 >"$OUT/sps.log" 2>&1 &
 SPS=$!
 sleep 0.5
-printf "%-6s %14s %14s %8s\n" round sockperf_p50us cnperf_p50us ratio
+printf "%-6s %-6s %14s %14s %18s %8s %8s\n" round place sockperf_p50us cnperf_p50us cnperf_poll_p50us ratio poll_x
 for r in $(seq "$ROUNDS"); do
-	sockperf ping-pong --tcp -i 127.0.0.1 -p 11711 -t "$DUR" --mps 1000 -m 16 --full-rtt >"$OUT/sp.$r" 2>&1
-	"$BIN" load tcp_rate 127.0.0.1:11711 --cpu-latency "$CPU_LATENCY" --payload sockperf --message-size 16 --rate 1000 --connections 1 --threads 1 --duration "${DUR}s" >"$OUT/ct.$r"
-	s=$(awk '/percentile 50.000/{print $NF}' "$OUT/sp.$r")
-	c=$(awk '/uncorrected/{print $4}' "$OUT/ct.$r")
-	awk -v r="$r" -v s="$s" -v c="$c" 'BEGIN{printf "%-6s %14.1f %14.1f %8.2f\n", r, s, c, c/s}'
+	for place in cross same free; do
+		case $place in
+		cross) taskset -pc 1 "$SPS" >/dev/null; PIN="taskset -c 0" ;;
+		same) taskset -pc 0 "$SPS" >/dev/null; PIN="taskset -c 0" ;;
+		free) taskset -pc 0-$(($(nproc) - 1)) "$SPS" >/dev/null; PIN="" ;;
+		esac
+		$PIN sockperf ping-pong --tcp -i 127.0.0.1 -p 11711 -t "$LDUR" --mps 1000 -m 16 --full-rtt >"$OUT/sp.$r.$place" 2>&1
+		$PIN "$BIN" load tcp_rate 127.0.0.1:11711 --cpu-latency "$CPU_LATENCY" --payload sockperf --message-size 16 --rate 1000 --connections 1 --threads 1 --duration "${LDUR}s" >"$OUT/ct.$r.$place"
+		$PIN "$BIN" load tcp_rate 127.0.0.1:11711 --cpu-latency "$CPU_LATENCY" --payload sockperf --message-size 16 --rate 1000 --connections 1 --threads 1 --duration "${LDUR}s" --poll 200us >"$OUT/cp.$r.$place"
+		s=$(awk '/percentile 50.000/{print $NF}' "$OUT/sp.$r.$place")
+		c=$(awk '/uncorrected/{print $4}' "$OUT/ct.$r.$place")
+		p=$(awk '/uncorrected/{print $4}' "$OUT/cp.$r.$place")
+		awk -v r="$r" -v pl="$place" -v s="$s" -v c="$c" -v p="$p" 'BEGIN{printf "%-6s %-6s %14.1f %14.1f %18.1f %8.2f %8.2f\n", r, pl, s, c, p, c/s, p/s}'
+	done
 done
 echo
 echo "raw outputs: $OUT"

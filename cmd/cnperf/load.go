@@ -68,7 +68,7 @@ func cmdLoad(args []string) error {
 		switch f.Name {
 		case "max-rate-search", "keepalive", "realtime":
 			extra[f.Name] = boolFlag(fs, f.Name, f.Usage)
-		case "rate", "response-size", "connections", "threads", "max-send-lag", "latency-bound", "payload":
+		case "rate", "response-size", "connections", "threads", "max-send-lag", "latency-bound", "payload", "poll":
 			extra[f.Name] = fs.String(f.Name, "", f.Usage)
 		}
 	}

@@ -243,7 +243,7 @@ func config(k kind, p workload.Params, addr netip.AddrPort) (loadgen.Config, err
 	}
 	c := loadgen.Config{
 		Addr: addr, Duration: p.Duration, Connections: o.connections, Threads: o.threads,
-		KeepAlive: o.keepalive, MaxSendLag: o.maxSendLag, Realtime: o.realtime,
+		KeepAlive: o.keepalive, MaxSendLag: o.maxSendLag, Realtime: o.realtime, Poll: o.poll,
 	}
 	if k.http {
 		host := p.Extra["host"]

@@ -27,6 +27,7 @@ func init() {
 		{Name: "max-send-lag", Usage: "http_rate/tcp_rate: send-lag p99 above which a step is saturated (default 1ms)"},
 		{Name: "realtime", Usage: "http_rate/tcp_rate/http_qps: client threads under SCHED_FIFO, no busy polling: sends on time on a busy machine (root)", Bool: true},
 		{Name: "payload", Usage: "tcp_rate: zero (default) or sockperf: each request is a sockperf ping, so a sockperf server answers it"},
+		{Name: "poll", Usage: "http_rate/tcp_rate: after each send, poll for the response this long instead of sleeping (e.g. 200us; default 0): a client thread that sleeps pays the CPU's wake-up on every response"},
 		{Name: "latency-bound", Usage: "http_rate/tcp_rate --max-rate-search: p99 a sustained rate must stay under (default 10ms)"},
 	} {
 		workload.RegisterFlag(f)
@@ -46,6 +47,7 @@ type opts struct {
 	latencyBound time.Duration
 	payload      string
 	realtime     bool
+	poll         time.Duration
 }
 
 const (
@@ -143,6 +145,13 @@ func parseOpts(p workload.Params, closed bool) (opts, error) {
 			}
 			*d.dst = t
 		}
+	}
+	if v := x["poll"]; v != "" {
+		t, err := time.ParseDuration(v)
+		if err != nil || t < 0 || t > time.Second {
+			return o, fmt.Errorf("--poll %q: use a duration from 0 to 1s, like 200us", v)
+		}
+		o.poll = t
 	}
 	return o, nil
 }
