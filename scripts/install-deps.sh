@@ -34,10 +34,15 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# nginx-light's package starts a system nginx on port 80 in the host's
-# namespace; cnperf starts its own inside pods, so stop the system one.
-if command -v systemctl >/dev/null && systemctl is-active -q nginx 2>/dev/null; then
-  systemctl stop nginx || true
+# nginx-light's package starts a system nginx on port 80 when it is first
+# installed; cnperf starts its own inside pods. Stop the one we just caused,
+# never one that was already there.
+if [[ " ${missing[*]:-} " == *" nginx-light "* ]]; then
+  if command -v systemctl >/dev/null && systemctl is-active -q nginx 2>/dev/null; then
+    systemctl stop nginx || true
+  elif [ -x /etc/init.d/nginx ]; then
+    /etc/init.d/nginx stop >/dev/null 2>&1 || true
+  fi
 fi
 
 if ! command -v go >/dev/null; then
