@@ -105,10 +105,23 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("lab: pod network %s; use an IPv4 prefix of /16 or shorter", c.PodNet)
 	case c.Underlay.Overlaps(c.PodNet):
 		return fmt.Errorf("lab: underlay %s overlaps pod network %s; pick disjoint ranges", c.Underlay, c.PodNet)
+	case !validID(c.ID):
+		// the id names folders that Teardown removes and is cut at the first
+		// "-" by Clean: "..", "/" or "-" in it would reach past cnperf's own
+		return fmt.Errorf("lab: run id %q; use letters and digits only (CNPERF_RUN_ID)", c.ID)
 	case c.ModeOpt("underlay", "switched") != "switched" && c.ModeOpt("underlay", "") != "routed":
 		return fmt.Errorf("lab: underlay=%s; use underlay=switched or underlay=routed", c.ModeOpt("underlay", ""))
 	}
 	return nil
+}
+
+func validID(id string) bool {
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return id != ""
 }
 
 // NewID returns a short random run id.

@@ -20,6 +20,9 @@ func TestConfigValidate(t *testing.T) {
 		{"overlap", Config{Underlay: netip.MustParsePrefix("10.244.0.0/24")}, "overlaps"},
 		{"tiny underlay", Config{Underlay: netip.MustParsePrefix("10.1.0.0/30")}, "/24 or shorter"},
 		{"v6 pods", Config{PodNet: netip.MustParsePrefix("fd00::/16")}, "IPv4"},
+		{"id up a folder", Config{ID: ".."}, "run id"},
+		{"id with a dash", Config{ID: "ci-1"}, "run id"},
+		{"id with a slash", Config{ID: "a/b"}, "run id"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
