@@ -2,6 +2,7 @@ package all_test
 
 import (
 	"context"
+	"net"
 	"net/netip"
 	"strconv"
 	"sync"
@@ -27,13 +28,13 @@ func TestLoopback(t *testing.T) {
 		{"udp_stream", "up", 512},
 		{"udp_stream", "down", 512},
 	}
-	for i, c := range cases {
+	for _, c := range cases {
 		t.Run(c.name+"-"+c.dir, func(t *testing.T) {
 			w, err := workload.Get(c.name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := workload.Params{Duration: 300 * time.Millisecond, MessageSize: c.size, Direction: c.dir, Port: 25300 + i}
+			p := workload.Params{Duration: 300 * time.Millisecond, MessageSize: c.size, Direction: c.dir, Port: freePort(t, w.Proto())}
 			w.Defaults(&p)
 			if err := w.Validate(p); err != nil {
 				t.Fatal(err)
@@ -80,6 +81,27 @@ func TestLoopback(t *testing.T) {
 			}
 		})
 	}
+}
+
+// freePort is a port the kernel just handed out on every address, so that
+// tests running at the same time (other packages, another go test) do not
+// share a fixed one.
+func freePort(t *testing.T, proto string) int {
+	t.Helper()
+	if proto == "udp" {
+		pc, err := net.ListenPacket("udp4", ":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pc.Close()
+		return pc.LocalAddr().(*net.UDPAddr).Port
+	}
+	ln, err := net.Listen("tcp4", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func TestValidate(t *testing.T) {
