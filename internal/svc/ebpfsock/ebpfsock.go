@@ -167,6 +167,11 @@ func (lb *LB) Teardown(context.Context) error {
 func (lb *LB) teardownLocked() error {
 	var errs []error
 	for pid, orig := range lb.origin {
+		// only a process still in our cgroup: a pid that has since been
+		// reused belongs to someone else, who must stay where it is
+		if cur, err := bpfmaps.ProcCgroup(pid); err != nil || filepath.Join(lb.mount, cur) != lb.dir {
+			continue
+		}
 		if err := writePID(filepath.Join(lb.mount, orig), pid); err != nil && !errors.Is(err, os.ErrNotExist) && !strings.Contains(err.Error(), "no such process") {
 			errs = append(errs, fmt.Errorf("moving process %d back: %w", pid, err))
 		}
