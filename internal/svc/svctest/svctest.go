@@ -327,7 +327,7 @@ func assertNoLeftovers(t *testing.T, e *Env, ids []int, cg string) {
 		}
 	}
 	if mount, err := bpfmaps.Cgroup2Mount(); err == nil {
-		left, _ := filepath.Glob(filepath.Join(mount, lab.Prefix+e.Lab.ID+"*"))
+		left, _ := filepath.Glob(filepath.Join(mount, lab.Prefix+e.Lab.ID+"-*"))
 		if len(left) > 0 {
 			t.Errorf("cgroups left: %v", left)
 		}
