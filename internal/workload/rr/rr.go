@@ -31,6 +31,9 @@ const DefaultSize = 16
 // waits at most this long for a thread blocked in one.
 const rawTimeout = 10_000
 
+// crrTimeout bounds each tcp_crr connection's connect and reads.
+const crrTimeout = time.Second
+
 // MaxSize bounds a request and its response.
 const MaxSize = 1 << 20
 
@@ -339,6 +342,7 @@ func (TCPCRR) Serve(ctx context.Context, p workload.Params, ready func()) (workl
 		if err != nil {
 			return workload.Report{}, nil
 		}
+		_ = c.SetTimeouts(crrTimeout.Microseconds()) // a silent client cannot stall the server
 		if ok, _ := c.ReadFull(buf); ok {
 			_ = c.WriteAll(buf)
 		}
@@ -361,7 +365,9 @@ func (TCPCRR) Run(ctx context.Context, p workload.Params, addr netip.AddrPort) (
 		if !t.Before(end) {
 			break
 		}
-		c, err := sock.Dial("tcp", addr)
+		// bounded, so a dropped SYN or a silent server cannot keep the
+		// agent busy for the kernel's two-minute connect timeout
+		c, err := sock.DialTimeout("tcp", addr, crrTimeout)
 		if err != nil {
 			r.Errors++
 			lastErr = err

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -60,7 +61,12 @@ func Listen(proto string, port int) (*FD, error) {
 }
 
 // Dial connects proto to addr.
-func Dial(proto string, addr netip.AddrPort) (*FD, error) {
+func Dial(proto string, addr netip.AddrPort) (*FD, error) { return DialTimeout(proto, addr, 0) }
+
+// DialTimeout is Dial whose socket gives up on a blocked connect, and on any
+// later blocked read or write, after timeout (SO_SNDTIMEO/SO_RCVTIMEO);
+// zero means never.
+func DialTimeout(proto string, addr netip.AddrPort, timeout time.Duration) (*FD, error) {
 	t, err := typ(proto)
 	if err != nil {
 		return nil, err
@@ -71,6 +77,11 @@ func Dial(proto string, addr netip.AddrPort) (*FD, error) {
 	}
 	if t == unix.SOCK_STREAM {
 		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	}
+	if timeout > 0 {
+		tv := unix.NsecToTimeval(timeout.Nanoseconds())
+		_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
+		_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	}
 	if err := unix.Connect(fd, sockaddr(addr)); err != nil {
 		unix.Close(fd)
