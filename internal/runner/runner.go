@@ -221,43 +221,17 @@ func Build(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Pla
 	b = &Built{Lab: l, Mode: m}
 	p.logf("building %s (lab %s)", m.Name(), l.ID)
 	t0 := time.Now()
-	if err := l.Create(ctx); err != nil {
+	if err := prepare(ctx, l, m); err != nil {
 		return nil, err
-	}
-	for _, h := range l.Hosts {
-		for _, kv := range LabSysctls {
-			if err := l.Sysctl(ctx, h.NetNS, kv[0], kv[1]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := m.Setup(ctx, l); err != nil {
-		return nil, fmt.Errorf("setting up: %w", err)
 	}
 	h1 := l.Hosts[0]
 	agents := map[string]*agent.Client{} // by pod key
-	startAgent := func(pod *lab.Pod, key string, cpu int) (*agent.Client, error) {
+	ensureAgent := func(pod *lab.Pod, key string, cpu int) (*agent.Client, error) {
 		if a, ok := agents[key]; ok {
 			return a, nil
 		}
-		sockPath := l.Dir + "/" + key + ".sock"
-		argv := append(append([]string{}, p.Agent...), "--listen", "unix:"+sockPath, "--parent", fmt.Sprint(os.Getpid()))
-		if cpu >= 0 {
-			argv = append([]string{"taskset", "-c", fmt.Sprint(cpu)}, argv...)
-		}
-		proc, err := l.Start(pod.NetNS, "agent-"+key, argv...)
+		c, _, err := startAgent(ctx, p, l, pod, key, cpu)
 		if err != nil {
-			return nil, err
-		}
-		c := &agent.Client{Network: "unix", Addr: sockPath}
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if _, err := c.Wait(wctx); err != nil {
-			select {
-			case <-proc.Done():
-				return nil, fmt.Errorf("agent in %s exited: %s", pod.NetNS, l.LogTail("agent-"+key, 5))
-			default:
-			}
 			return nil, err
 		}
 		agents[key] = c
@@ -301,7 +275,7 @@ func Build(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Pla
 		if len(p.Pin) == 2 {
 			ccpu, scpu = p.Pin[0], p.Pin[1]
 		}
-		ca, err := startAgent(client, "c1", ccpu)
+		ca, err := ensureAgent(client, "c1", ccpu)
 		if err != nil {
 			return nil, err
 		}
@@ -309,7 +283,7 @@ func Build(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Pla
 		if pl == netmode.SamePod {
 			skey = "c1-side" // a second container in the same pod
 		}
-		sa, err := startAgent(server, skey, scpu)
+		sa, err := ensureAgent(server, skey, scpu)
 		if err != nil {
 			return nil, err
 		}
@@ -318,6 +292,52 @@ func Build(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Pla
 	b.Ready = time.Since(t0)
 	p.logf("  %s ready in %v", m.Name(), b.Ready.Round(time.Millisecond))
 	return b, nil
+}
+
+// prepare builds the lab's hosts, applies the study's sysctls to them and
+// lets the mode wire them.
+func prepare(ctx context.Context, l *lab.Lab, m netmode.Mode) error {
+	if err := l.Create(ctx); err != nil {
+		return err
+	}
+	for _, h := range l.Hosts {
+		for _, kv := range LabSysctls {
+			if err := l.Sysctl(ctx, h.NetNS, kv[0], kv[1]); err != nil {
+				return err
+			}
+		}
+	}
+	if err := m.Setup(ctx, l); err != nil {
+		return fmt.Errorf("setting up: %w", err)
+	}
+	return nil
+}
+
+// startAgent starts an agent in pod (on CPU cpu when cpu >= 0), its log
+// named agent-KEY, and waits until it answers; it returns the agent's pid.
+func startAgent(ctx context.Context, p Plan, l *lab.Lab, pod *lab.Pod, key string, cpu int) (*agent.Client, int, error) {
+	sockPath := l.Dir + "/" + key + ".sock"
+	argv := append(append([]string{}, p.Agent...), "--listen", "unix:"+sockPath, "--parent", fmt.Sprint(os.Getpid()))
+	if cpu >= 0 {
+		argv = append([]string{"taskset", "-c", fmt.Sprint(cpu)}, argv...)
+	}
+	proc, err := l.Start(pod.NetNS, "agent-"+key, argv...)
+	if err != nil {
+		return nil, 0, err
+	}
+	c := &agent.Client{Network: "unix", Addr: sockPath}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	pid, err := c.Wait(wctx)
+	if err != nil {
+		select {
+		case <-proc.Done():
+			return nil, 0, fmt.Errorf("agent in %s exited: %s", pod.NetNS, l.LogTail("agent-"+key, 5))
+		default:
+		}
+		return nil, 0, err
+	}
+	return c, pid, nil
 }
 
 func runNetwork(ctx context.Context, p Plan, m netmode.Mode, placements []netmode.Placement, run *result.Run) (err error) {

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"strings"
 	"time"
 
@@ -107,18 +106,8 @@ func buildServices(ctx context.Context, p Plan, m netmode.Mode) (s *svcLab, err 
 	s = &svcLab{l: l, place: netmode.SameHost}
 	p.logf("building %s for services (lab %s)", m.Name(), l.ID)
 	t0 := time.Now()
-	if err := l.Create(ctx); err != nil {
+	if err := prepare(ctx, l, m); err != nil {
 		return nil, err
-	}
-	for _, h := range l.Hosts {
-		for _, kv := range LabSysctls {
-			if err := l.Sysctl(ctx, h.NetNS, kv[0], kv[1]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := m.Setup(ctx, l); err != nil {
-		return nil, fmt.Errorf("setting up: %w", err)
 	}
 	if err := svc.PrepareNodes(ctx, l); err != nil {
 		return nil, err
@@ -152,25 +141,7 @@ func buildServices(ctx context.Context, p Plan, m netmode.Mode) (s *svcLab, err 
 		s.backends = append(s.backends, b)
 	}
 	start := func(pod *lab.Pod) (*agent.Client, int, error) {
-		sockPath := l.Dir + "/" + pod.Name + ".sock"
-		argv := append(append([]string{}, p.Agent...), "--listen", "unix:"+sockPath, "--parent", fmt.Sprint(os.Getpid()))
-		proc, err := l.Start(pod.NetNS, "agent-"+pod.Name, argv...)
-		if err != nil {
-			return nil, 0, err
-		}
-		c := &agent.Client{Network: "unix", Addr: sockPath}
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		pid, err := c.Wait(wctx)
-		if err != nil {
-			select {
-			case <-proc.Done():
-				return nil, 0, fmt.Errorf("agent in %s exited: %s", pod.NetNS, l.LogTail("agent-"+pod.Name, 5))
-			default:
-			}
-			return nil, 0, err
-		}
-		return c, pid, nil
+		return startAgent(ctx, p, l, pod, pod.Name, -1)
 	}
 	if s.cAgent, s.cPID, err = start(s.client); err != nil {
 		return nil, err
