@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +76,49 @@ func TestRaw(t *testing.T) {
 	b, _ := io.ReadAll(c)
 	if len(b) != 200 {
 		t.Fatalf("%d bytes for 2.5 requests; want 2 responses of 100", len(b))
+	}
+}
+
+// Many connections, one request at a time each: a request on a connection
+// whose thread has no P (every P held by a thread blocked in a raw read of
+// an idle connection) would wait for a 10 ms read timeout elsewhere. The
+// bound on blocking connections keeps round trips at loopback speed.
+func TestManyConnectionsLowLatency(t *testing.T) {
+	s, err := ListenRaw("127.0.0.1:0", 16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 32
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		c, err := net.Dial("tcp4", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	time.Sleep(50 * time.Millisecond) // every connection accepted and waiting in read
+	req, resp := make([]byte, 16), make([]byte, 16)
+	var rtts []time.Duration
+	for round := 0; round < 5; round++ {
+		for _, c := range conns {
+			t0 := time.Now()
+			_ = c.SetDeadline(t0.Add(2 * time.Second))
+			if _, err := c.Write(req); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(c, resp); err != nil {
+				t.Fatal(err)
+			}
+			rtts = append(rtts, time.Since(t0))
+		}
+	}
+	slices.Sort(rtts)
+	med := rtts[len(rtts)/2]
+	t.Logf("%d round trips over %d connections: median %v, max %v", len(rtts), n, med, rtts[len(rtts)-1])
+	if med > 2*time.Millisecond {
+		t.Errorf("median round trip %v over %d connections; threads are waiting for a P", med, n)
 	}
 }
