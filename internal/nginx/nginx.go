@@ -14,10 +14,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrMissing says nginx is not installed.
@@ -45,21 +46,62 @@ type Options struct {
 	Dir      string // state folder: config, document root, logs, pid
 	Port     int
 	BodySize int // size of the static file served at /
-	Workers  int // default: one per CPU
+	Workers  int // default: one per CPU the caller may run on
+	// CPUs are the CPUs the workers are bound to, one each in turn;
+	// default: the caller's affinity (so taskset or --pin places nginx).
+	CPUs []int
+}
+
+// affinity is the calling thread's CPU set, in ascending order.
+func affinity() []int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil
+	}
+	var cpus []int
+	for i := 0; i < 1024 && len(cpus) < set.Count(); i++ {
+		if set.IsSet(i) {
+			cpus = append(cpus, i)
+		}
+	}
+	return cpus
+}
+
+// cpuMask renders cpus as nginx's binary mask (rightmost digit = CPU 0).
+func cpuMask(cpus []int) string {
+	hi := 0
+	for _, c := range cpus {
+		hi = max(hi, c)
+	}
+	b := []byte(strings.Repeat("0", hi+1))
+	for _, c := range cpus {
+		b[hi-c] = '1'
+	}
+	return string(b)
 }
 
 // Config renders nginx.conf for o.
 func Config(o Options) string {
+	cpus := o.CPUs
+	if len(cpus) == 0 {
+		cpus = affinity()
+	}
 	workers := o.Workers
 	if workers <= 0 {
-		workers = runtime.NumCPU()
+		workers = max(len(cpus), 1)
+	}
+	// "auto" alone binds worker k to CPU k of the whole machine, whatever
+	// the caller's affinity; the mask keeps the workers on the CPUs given
+	aff := "auto"
+	if len(cpus) > 0 {
+		aff = "auto " + cpuMask(cpus)
 	}
 	return fmt.Sprintf(`# written by cnperf: the seed-000 study's nginx
 daemon off;
 master_process on;
 user root;
 worker_processes %d;
-worker_cpu_affinity auto;
+worker_cpu_affinity %[4]s;
 worker_rlimit_nofile 200000;
 pid %[2]s/nginx.pid;
 error_log %[2]s/error.log warn;
@@ -88,7 +130,7 @@ http {
         location / { index index.html; }
     }
 }
-`, workers, o.Dir, o.Port)
+`, workers, o.Dir, o.Port, aff)
 }
 
 // Server is a running nginx.

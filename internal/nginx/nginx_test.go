@@ -15,12 +15,27 @@ import (
 )
 
 func TestConfig(t *testing.T) {
-	c := Config(Options{Dir: "/run/cnperf/x/nginx", Port: 5201, Workers: 2})
-	for _, want := range []string{"worker_processes 2;", "worker_cpu_affinity auto;", "access_log off;",
+	c := Config(Options{Dir: "/run/cnperf/x/nginx", Port: 5201, Workers: 2, CPUs: []int{1, 3}})
+	for _, want := range []string{"worker_processes 2;", "worker_cpu_affinity auto 1010;", "access_log off;",
 		"listen 5201 reuseport", "root /run/cnperf/x/nginx/www;", "keepalive_requests 1000000000;", "daemon off;"} {
 		if !strings.Contains(c, want) {
 			t.Errorf("config lacks %q", want)
 		}
+	}
+}
+
+func TestCPUMask(t *testing.T) {
+	for _, c := range []struct {
+		cpus []int
+		want string
+	}{{[]int{0}, "1"}, {[]int{1}, "10"}, {[]int{0, 1}, "11"}, {[]int{2, 5}, "100100"}} {
+		if got := cpuMask(c.cpus); got != c.want {
+			t.Errorf("cpuMask(%v) = %q, want %q", c.cpus, got, c.want)
+		}
+	}
+	// by default the workers follow the caller's affinity
+	if cfg := Config(Options{Dir: "/x", Port: 80}); !strings.Contains(cfg, "worker_cpu_affinity auto "+cpuMask(affinity())+";") {
+		t.Errorf("default config does not follow the caller's affinity %v:\n%s", affinity(), cfg)
 	}
 }
 
