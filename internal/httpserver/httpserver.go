@@ -63,8 +63,8 @@ type Server struct {
 	// blockingSet (SetMaxBlocking)
 	blockingSet bool
 	blockingMax int
-	wg       sync.WaitGroup
-	closing  bool
+	wg          sync.WaitGroup
+	closing     bool
 }
 
 // ListenHTTP starts the HTTP server on addr (":8080") answering every
