@@ -83,6 +83,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "extra"}, "unexpected argument"},
 		{[]string{"run", "--suite", "nope"}, "unknown suite"},
 		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"load", "pace"}, "name the rates"},
+		{[]string{"load", "pace", "--rate", "10k"}, "positive whole numbers"},
+		{[]string{"load", "pace", "--rate", "1000", "--threads", "0"}, "must be positive"},
 	}
 	for i, c := range cases {
 		id := fmt.Sprintf("bad%d%s", i, lab.NewID())

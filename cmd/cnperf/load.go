@@ -28,6 +28,7 @@ import (
 
 const loadUsage = `usage: cnperf load http_rate|http_qps|tcp_rate URL-or-ADDR [flags]
        cnperf load serve http|tcp|nginx [--port 8080] [--response-size 350] [--message-size 16]
+       cnperf load pace --rate 10000,50000 [--threads 1] [--duration 2s]   (the platform's floor)
 
 Runs cnperf's load engine against any server, outside a lab:
   cnperf load http_rate http://127.0.0.1:8080/ --rate 20000 --duration 10s
@@ -48,6 +49,9 @@ func cmdLoad(args []string) error {
 	}
 	if args[0] == "serve" {
 		return cmdLoadServe(args[1:])
+	}
+	if args[0] == "pace" {
+		return cmdLoadPace(args[1:])
 	}
 	name := args[0]
 	if name != "http_rate" && name != "http_qps" && name != "tcp_rate" {
@@ -483,3 +487,65 @@ func boolFlag(fs *flag.FlagSet, name, usage string) *string {
 	fs.Var(optBool{s}, name, usage)
 	return s
 }
+
+// cmdLoadPace runs the open-loop schedule with no I/O (loadgen.Config.Pace)
+// and prints the send lag the platform alone allows at each rate: the
+// floor under any http_rate/tcp_rate result on the same CPUs. Pin it the
+// way the client will be pinned (taskset) to read the floor that client
+// stands on.
+func cmdLoadPace(args []string) error {
+	fs := newFlags("load pace")
+	rates := fs.String("rate", "", "rates to probe, requests per second: a number or a list (10000,50000)")
+	threads := fs.Int("threads", 1, "worker threads, as the client would use")
+	duration := fs.Duration("duration", 2*time.Second, "length of each step")
+	maxLag := fs.Duration("max-send-lag", time.Millisecond, "send-lag p99 above which a step does not hold its rate")
+	realtime := boolFlag(fs, "realtime", "run the worker threads under SCHED_FIFO, as --realtime does for the client")
+	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run (µs, off or auto)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *rates == "" {
+		return errors.New("name the rates to probe: cnperf load pace --rate 10000,50000")
+	}
+	var list []uint64
+	for _, f := range strings.Split(*rates, ",") {
+		r, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil || r == 0 {
+			return fmt.Errorf("--rate %q: want positive whole numbers per second, e.g. 10000,50000", *rates)
+		}
+		list = append(list, r)
+	}
+	if *threads <= 0 || *duration <= 0 {
+		return errors.New("--threads and --duration must be positive")
+	}
+	release, held, err := holdCPULatency(*cpuLatency, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if held != nil {
+		fmt.Printf("cpu wake-up bound held: %d µs (PM QoS, --cpu-latency)\n", *held)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	for _, rate := range list {
+		c := loadgen.Config{Pace: true, Rate: rate, Duration: *duration, Connections: *threads, Threads: *threads,
+			MaxSendLag: *maxLag, Realtime: *realtime != ""}
+		r, err := loadgen.Run(ctx, c)
+		if err != nil {
+			return err
+		}
+		l := r.SendLag
+		fmt.Printf("pace rate=%d threads=%d for %v: %d sends\n", rate, *threads, *duration, l.Count())
+		fmt.Printf("  send lag (us):    p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
+			us(l.Quantile(50)), us(l.Quantile(99)), us(l.Quantile(99.9)), us(l.Max()))
+		if sat, why := r.Saturated(*maxLag); sat {
+			fmt.Printf("  verdict: the platform alone does not hold this rate: %s\n", why)
+		} else {
+			fmt.Printf("  verdict: rate held\n")
+		}
+	}
+	return nil
+}
+
+func us(d time.Duration) float64 { return float64(d) / 1e3 }

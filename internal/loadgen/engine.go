@@ -55,6 +55,12 @@ type Config struct {
 	// what keeps the lag low, and it is capped at a quarter of a worker's
 	// send interval so a real-time worker leaves most of its CPU to others.
 	Realtime bool
+	// Pace runs the open-loop schedule with no I/O at all: each request is
+	// "answered" the moment it is sent, so the send lag is what the
+	// platform alone allows a paced thread (scheduling, interrupts, a
+	// virtual CPU's stolen time). It is the floor under any open-loop
+	// result on the same CPUs; Addr and Request are not used.
+	Pace bool
 }
 
 // Result is what a run measured.
@@ -67,6 +73,12 @@ type Result struct {
 	Unsent    int64   // requests due but never sent before the drain ended
 	Timeouts  int64   // requests sent but not answered before the drain ended
 	Connects  int64   // connections opened, initial ones included
+	// Workers is how many worker threads ran (summed when merged).
+	Workers int64
+	// ConnsBusy is, summed over workers, how long every connection of a
+	// worker was in use while a request was due (open loop): the time
+	// requests waited for the server rather than for the client thread.
+	ConnsBusy time.Duration
 	// Latency is corrected (from the intended send time) in open loop and
 	// the plain request-to-response time in closed loop.
 	Latency *hist.H
@@ -111,6 +123,8 @@ func (r *Result) Merge(o *Result) {
 	r.Unsent += o.Unsent
 	r.Timeouts += o.Timeouts
 	r.Connects += o.Connects
+	r.Workers += o.Workers
+	r.ConnsBusy += o.ConnsBusy
 	r.Latency.Merge(o.Latency)
 	r.Uncorrected.Merge(o.Uncorrected)
 	r.SendLag.Merge(o.SendLag)
@@ -122,6 +136,13 @@ func newResult() *Result {
 
 // Validate checks c and fills its defaults.
 func (c *Config) Validate() error {
+	if c.Pace {
+		if c.Rate == 0 {
+			return errors.New("a pacing probe needs a rate")
+		}
+		c.Request, c.KeepAlive = []byte{0}, true
+		c.Addr = netip.MustParseAddrPort("127.0.0.1:9") // never dialled
+	}
 	if !c.Addr.IsValid() || !c.Addr.Addr().Is4() {
 		return fmt.Errorf("address %v: an IPv4 address and port are needed", c.Addr)
 	}
@@ -188,7 +209,8 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		if i < c.Connections%c.Threads {
 			n++
 		}
-		ws[i] = &worker{cfg: &c, id: i, nconns: n, res: newResult()}
+		ws[i] = &worker{cfg: &c, id: i, nconns: n, res: newResult(), busySince: -1}
+		ws[i].res.Workers = 1
 	}
 	// connect everything before the clock starts, so that the first
 	// requests do not pay for the handshakes
@@ -262,6 +284,13 @@ type worker struct {
 	// for every connection that became usable or was lost with nothing in
 	// flight (t < 0).
 	done func(i int32, ok bool, t int64)
+	// busySince is when the last free connection was taken while requests
+	// were due (-1: a connection is free)
+	busySince int64
+	// due, if set, runs before each event of a batch is handled: the open
+	// loop sends what has fallen due, so that a send never waits behind a
+	// batch of responses (each read can cost tens of µs of kernel work).
+	due func()
 }
 
 // run is one worker thread. It locks its OS thread and lowers the thread's
@@ -309,6 +338,13 @@ func (w *worker) setup() error {
 	}
 	if w.cfg.Rate == 0 && !w.cfg.KeepAlive {
 		return nil // short connections are opened per request
+	}
+	if w.cfg.Pace {
+		for i := range w.conns {
+			w.conns[i].state = stIdle
+			w.free.push(int32(i))
+		}
+		return nil
 	}
 	for i := range w.conns {
 		if err := w.dialBlocking(int32(i)); err != nil {
@@ -409,6 +445,11 @@ func (w *worker) drop(i int32) {
 func (w *worker) send(i int32, intended, t int64) {
 	c := &w.conns[i]
 	c.intended, c.sent, c.wpos = intended, t, 0
+	if w.cfg.Pace { // no I/O: answered as sent
+		c.state = stIdle
+		w.done(i, true, t)
+		return
+	}
 	c.state = stBusy
 	c.p.reset(w.cfg.Protocol, int64(w.cfg.ResponseSize))
 	w.write(i)
@@ -515,6 +556,9 @@ func (w *worker) wait(timeout int64) int {
 // finished request (ok or not) with the connection it used.
 func (w *worker) handle(n int, done func(i int32, ok bool, t int64)) {
 	for k := 0; k < n; k++ {
+		if w.due != nil && k > 0 {
+			w.due()
+		}
 		e := w.events[k]
 		i := e.Fd
 		c := &w.conns[i]
@@ -620,13 +664,19 @@ func (w *worker) openLoop(ctx context.Context, t0 int64) {
 			}
 		}
 		if c.state == stIdle {
+			if w.free.n == 0 && w.busySince >= 0 {
+				w.res.ConnsBusy += busyIn(w.busySince, max(t, now()), end)
+				w.busySince = -1
+			}
 			w.free.push(i)
 		} else if c.state == stClosed {
 			w.reconnect(i)
 		}
 	}
 	w.done = done
-	for ctx.Err() == nil && w.fatal == nil {
+	// sendDue sends every request due by now on free connections and
+	// returns the time it last read
+	sendDue := func() int64 {
 		t := now()
 		for w.free.n > 0 {
 			_, at, ok := p.Next()
@@ -641,6 +691,23 @@ func (w *worker) openLoop(ctx context.Context, t0 int64) {
 			lastSend = t
 			t = now()
 		}
+		if w.free.n == 0 && w.busySince < 0 {
+			if _, at, ok := p.Next(); ok && at <= t {
+				// due, and no connection to send it on: from here the lag
+				// is the server's (or too few --connections), not ours
+				w.busySince = max(at, lastSend)
+			}
+		}
+		return t
+	}
+	w.due = func() { sendDue() }
+	defer func() {
+		if w.busySince >= 0 {
+			w.res.ConnsBusy += busyIn(w.busySince, now(), end)
+		}
+	}()
+	for ctx.Err() == nil && w.fatal == nil {
+		t := sendDue()
 		_, next, more := p.Next()
 		if !more && inflight == 0 {
 			return
@@ -664,6 +731,11 @@ func (w *worker) openLoop(ctx context.Context, t0 int64) {
 		}
 		w.handle(w.wait(timeout), done)
 	}
+}
+
+// busyIn is the part of [from, to) inside the measured window (before end).
+func busyIn(from, to, end int64) time.Duration {
+	return time.Duration(max(0, min(to, end)-from))
 }
 
 // closedLoop keeps one request in flight per connection, wrk style, until

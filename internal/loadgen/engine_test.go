@@ -21,6 +21,9 @@ func startHTTP(t testing.TB, size int) netip.AddrPort {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
+	// the engine's workers hold their Ps while they wait; in the same
+	// process a server thread blocked in read must not hold one too
+	s.SetMaxBlocking(0)
 	return netip.MustParseAddrPort(s.Addr().String())
 }
 
@@ -43,11 +46,40 @@ func TestOpenLoopHTTP(t *testing.T) {
 		if r.Latency.Count() != r.Completed || r.Uncorrected.Count() != r.Completed || r.SendLag.Count() != r.Scheduled {
 			t.Fatalf("histogram counts %d/%d/%d, want %d", r.Latency.Count(), r.Uncorrected.Count(), r.SendLag.Count(), r.Completed)
 		}
+		// on loopback at 4,000/s a median of milliseconds means threads
+		// waited for a P or a timeout, not for the network
+		if p := r.Latency.Quantile(50); p > 5*time.Millisecond {
+			t.Errorf("size %d: median %v on loopback", size, p)
+		}
 		if r.Latency.Quantile(50) < r.Uncorrected.Quantile(50) {
 			t.Errorf("corrected median %v below uncorrected %v", r.Latency.Quantile(50), r.Uncorrected.Quantile(50))
 		}
 		t.Logf("size %d: p50 %v p99 %v lag p99 %v", size, r.Latency.Quantile(50), r.Latency.Quantile(99), r.SendLag.Quantile(99))
 	}
+}
+
+// The pacing probe runs the schedule with no I/O: every request is
+// counted, answered as sent, and no connection is ever short.
+func TestPaceProbe(t *testing.T) {
+	c := Config{Pace: true, Rate: 50000, Duration: 200 * time.Millisecond, Connections: 4, Threads: 2}
+	r, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Scheduled != 10000 || r.Completed != 10000 || r.SendLag.Count() != 10000 || r.Latency.Count() != 10000 {
+		t.Fatalf("scheduled %d completed %d lag samples %d latency samples %d, want 10000 each", r.Scheduled, r.Completed, r.SendLag.Count(), r.Latency.Count())
+	}
+	if r.ConnsBusy != 0 || r.Errors != 0 || r.Connects != 0 {
+		t.Errorf("busy %v errors %d connects %d; a probe has no connections to wait for", r.ConnsBusy, r.Errors, r.Connects)
+	}
+	// answered as sent: the corrected latency is the send lag
+	if a, b := r.Latency.Quantile(99), r.SendLag.Quantile(99); a < b || a > b+b/10+time.Microsecond {
+		t.Errorf("latency p99 %v, send lag p99 %v: should be the same", a, b)
+	}
+	if _, err := Run(context.Background(), Config{Pace: true, Duration: time.Second}); err == nil {
+		t.Error("a probe without a rate ran")
+	}
+	t.Logf("pace 50000/s on 2 threads: send lag p50 %v p99 %v p99.9 %v max %v", r.SendLag.Quantile(50), r.SendLag.Quantile(99), r.SendLag.Quantile(99.9), r.SendLag.Max())
 }
 
 func TestClosedLoopHTTP(t *testing.T) {
@@ -161,6 +193,11 @@ func TestCoordinatedOmissionCorrected(t *testing.T) {
 	}
 	if p := r.Uncorrected.Quantile(95); p > 20*time.Millisecond {
 		t.Errorf("uncorrected p95 %v; expected the stall to be hidden there", p)
+	}
+	// both workers ran out of connections for most of the stall: the lag
+	// is put down to the server, not to the client thread
+	if r.Workers != 2 || r.ConnsBusy < 2*70*time.Millisecond || r.ConnsBusy > 2*300*time.Millisecond {
+		t.Errorf("%d workers, connections busy %v in all; want about 2 x 100 ms", r.Workers, r.ConnsBusy)
 	}
 	if sat, why := r.Saturated(time.Millisecond); !sat {
 		t.Errorf("a step with a 100 ms send backlog must be saturated")

@@ -289,6 +289,7 @@ func Report(r *loadgen.Result) (workload.Report, error) {
 		Transactions: r.Completed, Errors: r.Errors, Seconds: r.Seconds,
 		Extra: map[string]float64{
 			"connects": float64(r.Connects),
+			"workers":  float64(r.Workers),
 		},
 	}
 	var err error
@@ -300,6 +301,7 @@ func Report(r *loadgen.Result) (workload.Report, error) {
 		rep.Extra["scheduled"] = float64(r.Scheduled)
 		rep.Extra["unsent"] = float64(r.Unsent)
 		rep.Extra["timeouts"] = float64(r.Timeouts)
+		rep.Extra["conns_busy_s"] = r.ConnsBusy.Seconds()
 		rep.Histograms = map[string]string{}
 		for name, h := range map[string]*hist.H{"uncorrected": r.Uncorrected, "send_lag": r.SendLag} {
 			if rep.Histograms[name], err = h.Encode(); err != nil {
@@ -435,6 +437,11 @@ func metrics(k kind, p workload.Params, c workload.Report) (result.Metrics, stri
 	for _, key := range []string{"scheduled", "unsent", "timeouts"} {
 		m.Extra[key] = c.Extra[key]
 	}
+	if wk := c.Extra["workers"]; wk > 0 && c.Seconds > 0 {
+		// the share of the time a request was due with every connection of
+		// its worker busy: lag the server caused, not the client
+		m.Extra["conns_busy_pct"] = 100 * c.Extra["conns_busy_s"] / (wk * c.Seconds)
+	}
 	for _, x := range []struct {
 		name string
 		h    *hist.H
@@ -468,7 +475,15 @@ func Verdict(m result.Metrics, maxLag time.Duration) string {
 	if a < loadgen.SaturatedBelow*t {
 		return fmt.Sprintf("saturated: achieved %.0f/s of %.0f/s", a, t)
 	}
-	return fmt.Sprintf("saturated: send lag p99 %.0fus over %v", m.Extra["send_lag_p99_us"], maxLag)
+	v := fmt.Sprintf("saturated: send lag p99 %.0fus over %v", m.Extra["send_lag_p99_us"], maxLag)
+	switch b, ok := m.Extra["conns_busy_pct"]; {
+	case !ok:
+	case b >= 0.1:
+		v += fmt.Sprintf("; every connection was busy %.1f%% of the time: the server did not keep up (or raise --connections)", b)
+	default:
+		v += "; a connection was always free: the client thread was late (CPU busy or descheduled)"
+	}
+	return v
 }
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
