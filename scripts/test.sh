@@ -2,6 +2,10 @@
 # Sets up what is missing and runs every test: formatting, vet, generated
 # eBPF objects, unit tests and (as root) the lab's integration tests.
 set -euo pipefail
+# not root: re-run under sudo where there is one (the lab needs root)
+if [ "$(id -u)" != 0 ] && [ -z "${CNPERF_NO_SUDO:-}" ] && command -v sudo >/dev/null; then
+	exec sudo -E "$0" "$@"
+fi
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || echo "test.sh: not root: the lab's integration tests will be skipped" >&2
 ./scripts/install-deps.sh
