@@ -290,6 +290,9 @@ func printLoad(out io.Writer, name string, p workload.Params, m result.Metrics, 
 			x["uncorrected_p50_us"], x["uncorrected_p99_us"], x["uncorrected_p99.9_us"], x["uncorrected_max_us"])
 		fmt.Fprintf(out, "  send lag (us):    p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
 			x["send_lag_p50_us"], x["send_lag_p99_us"], x["send_lag_p99.9_us"], x["send_lag_max_us"])
+		if b, ok := x["conns_busy_pct"]; ok {
+			fmt.Fprintf(out, "  every connection busy while a request was due: %.2f%% of the window\n", b)
+		}
 	}
 	if star {
 		fmt.Fprintf(out, "  * not significant: %.0f samples are too few for that percentile\n", x["samples"])
