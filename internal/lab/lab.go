@@ -342,6 +342,16 @@ func (l *Lab) Create(ctx context.Context) (err error) {
 	if err := l.IP(ctx, l.Switch, "link", "set", "br0", "up"); err != nil {
 		return err
 	}
+	// The switch stands for the physical network between hosts: no
+	// netfilter on it. Where br_netfilter is loaded (Docker loads it) a new
+	// namespace's bridges pass every frame through iptables, a cost on the
+	// sender's CPU that no real switch adds. -e: nothing to turn off where
+	// it is not loaded. Bridges inside hosts keep the kernel's default, as
+	// kube-proxy needs.
+	if _, err := l.In(ctx, l.Switch, "sysctl", "-q", "-e", "-w", "net.bridge.bridge-nf-call-iptables=0",
+		"net.bridge.bridge-nf-call-ip6tables=0", "net.bridge.bridge-nf-call-arptables=0"); err != nil {
+		return err
+	}
 	if l.Cfg.Routed {
 		if _, err := l.AddNS(ctx, "rt"); err != nil {
 			return err

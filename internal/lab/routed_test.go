@@ -24,6 +24,7 @@ func TestSwitchedCommands(t *testing.T) {
 ip -n cnperf-x-sw link set lo up
 ip -n cnperf-x-sw link add br0 mtu 1500 type bridge
 ip -n cnperf-x-sw link set br0 up
+ip netns exec cnperf-x-sw sysctl -q -e -w net.bridge.bridge-nf-call-iptables=0 net.bridge.bridge-nf-call-ip6tables=0 net.bridge.bridge-nf-call-arptables=0
 ip netns add cnperf-x-h1
 ip -n cnperf-x-h1 link set lo up
 ip -n cnperf-x-sw link add h1 mtu 1500 type veth peer name eth0 mtu 1500 netns cnperf-x-h1
@@ -65,6 +66,7 @@ func TestRoutedCommands(t *testing.T) {
 ip -n cnperf-x-sw link set lo up
 ip -n cnperf-x-sw link add br0 mtu 1500 type bridge
 ip -n cnperf-x-sw link set br0 up
+ip netns exec cnperf-x-sw sysctl -q -e -w net.bridge.bridge-nf-call-iptables=0 net.bridge.bridge-nf-call-ip6tables=0 net.bridge.bridge-nf-call-arptables=0
 ip netns add cnperf-x-rt
 ip -n cnperf-x-rt link set lo up
 ip netns exec cnperf-x-rt sysctl -q -w net.ipv4.ip_forward=1
