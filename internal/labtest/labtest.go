@@ -199,7 +199,9 @@ func (w testLog) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// ProcsMentioning lists processes whose command line contains s.
+// ProcsMentioning lists processes whose command line mentions the path s:
+// s itself or a path under it, not a longer name that starts with s
+// (another lab's /run/cnperf/abcd is not /run/cnperf/abc).
 func ProcsMentioning(s string) []string {
 	ents, _ := os.ReadDir("/proc")
 	var out []string
@@ -209,11 +211,26 @@ func ProcsMentioning(s string) []string {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
+		if err == nil && mentions(string(b), s) {
 			out = append(out, e.Name())
 		}
 	}
 	return out
+}
+
+// mentions says whether a NUL-separated command line names path s or a
+// path under it.
+func mentions(cmdline, s string) bool {
+	for rest := strings.ReplaceAll(cmdline, "\x00", " "); ; {
+		i := strings.Index(rest, s)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(s):]
+		if rest == "" || rest[0] == '/' || rest[0] == ' ' || rest[0] == ':' || rest[0] == '=' {
+			return true
+		}
+	}
 }
 
 // CheckSane fails t if a result has an error or implausible figures.
