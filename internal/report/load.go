@@ -32,7 +32,7 @@ func loadColumns(workload string) []column {
 			cs = append(cs, mark(column{workload: workload, title: k + " us", get: validLat(k), format: usec}, insignificant(k)))
 		}
 		return append(cs, column{workload: workload, title: "samples", get: extra("samples"), format: count},
-			column{workload: workload, title: "saturated", get: extra("saturated"), format: yesNo})
+			column{workload: workload, title: "saturated", get: saturation, format: saturatedBy})
 	case "http_qps":
 		cs := []column{{workload: workload, title: workload + " req/s", get: tps, format: count, ratio: true}}
 		for _, k := range []string{"p50", "p99", "p99.9", "max"} {
@@ -77,9 +77,41 @@ func errCount(m result.Metrics) (float64, bool) {
 	return float64(*m.Errors), true
 }
 
-func yesNo(v float64) string {
-	if v == 1 {
+// Saturation codes: why a step did not hold its rate, as far as the
+// engine could tell (loadgen's conns_busy_pct).
+const (
+	satNo     = 0
+	satYes    = 1 // no cause recorded (results from before conns_busy_pct)
+	satClient = 2 // a connection was always free: the client thread was late
+	satServer = 3 // every connection was busy while requests were due
+)
+
+func saturation(m result.Metrics) (float64, bool) {
+	v, ok := m.Extra["saturated"]
+	if !ok || v != 1 {
+		return satNo, ok
+	}
+	b, ok := m.Extra["conns_busy_pct"]
+	switch {
+	case !ok:
+		return satYes, true
+	case b >= 0.1:
+		return satServer, true
+	}
+	return satClient, true
+}
+
+// SaturationNote explains the saturated column's causes under a table.
+const SaturationNote = "saturated: YES server = every connection was busy while requests were due (the server did not keep up, or too few --connections); YES client = a connection was free, the client thread was late (its CPU busy or descheduled; `cnperf load pace` shows this machine's floor)"
+
+func saturatedBy(v float64) string {
+	switch v {
+	case satYes:
 		return "YES"
+	case satClient:
+		return "YES client"
+	case satServer:
+		return "YES server"
 	}
 	return "no"
 }

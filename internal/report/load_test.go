@@ -14,7 +14,9 @@ func TestLoadColumns(t *testing.T) {
 		{Network: "host", Workload: "http_rate", Placement: "cross-host", Step: "load=20% of max size=350",
 			Metrics: result.Metrics{LatencyUs: lat, Extra: map[string]float64{"achieved_rps": 20000, "saturated": 0, "insignificant_p99.999": 1, "samples": 40000}}},
 		{Network: "vxlan", Workload: "http_rate", Placement: "cross-host", Step: "load=20% of max size=350",
-			Metrics: result.Metrics{LatencyUs: lat, Extra: map[string]float64{"achieved_rps": 15000, "saturated": 1}}},
+			Metrics: result.Metrics{LatencyUs: lat, Extra: map[string]float64{"achieved_rps": 15000, "saturated": 1, "conns_busy_pct": 42}}},
+		{Network: "macvlan", Workload: "http_rate", Placement: "cross-host", Step: "load=20% of max size=350",
+			Metrics: result.Metrics{LatencyUs: lat, Extra: map[string]float64{"achieved_rps": 20000, "saturated": 1, "conns_busy_pct": 0}}},
 		{Network: "vxlan", Workload: "http_rate", Placement: "cross-host", Step: "search size=350 step=1",
 			Metrics: result.Metrics{LatencyUs: lat, Extra: map[string]float64{"achieved_rps": 1000}}},
 	}}
@@ -33,7 +35,13 @@ func TestLoadColumns(t *testing.T) {
 	if !strings.Contains(host, "100.0*") || !strings.Contains(host, "99.99") && !strings.Contains(host, " no") {
 		t.Errorf("host row %q: want p99.999 marked not significant and not saturated", host)
 	}
-	if strings.Contains(vx, "40.0") || !strings.Contains(vx, "YES") || !strings.Contains(vx, "15.0k") {
-		t.Errorf("vxlan row %q: a saturated step must show no latency, YES, and its achieved rate", vx)
+	if strings.Contains(vx, "40.0") || !strings.Contains(vx, "YES server") || !strings.Contains(vx, "15.0k") {
+		t.Errorf("vxlan row %q: a saturated step must show no latency, YES with its cause, and its achieved rate", vx)
+	}
+	if mv := lines[4]; !strings.Contains(mv, "YES client") {
+		t.Errorf("macvlan row %q: a connection was always free, so the client was late", mv)
+	}
+	if !strings.Contains(out, "YES client = a connection was free") {
+		t.Error("no note explains the saturated column")
 	}
 }

@@ -116,6 +116,9 @@ func Table(w io.Writer, run *result.Run) {
 	if searchSteps > 0 {
 		fmt.Fprintf(w, "(%d steps of the max-rate search are in the JSON, not shown)\n", searchSteps)
 	}
+	if anySaturated(run) {
+		fmt.Fprintln(w, SaturationNote)
+	}
 	Services(w, run)
 	for _, s := range run.Skipped {
 		what := s.Network
@@ -233,4 +236,14 @@ func mean(ms []result.Metrics, get func(result.Metrics) (float64, bool)) (avg, s
 		sd = math.Sqrt(math.Max(0, (sq-float64(n)*avg*avg)/float64(n-1)))
 	}
 	return avg, sd, n, true
+}
+
+// anySaturated says whether a tabled load step did not hold its rate.
+func anySaturated(run *result.Run) bool {
+	for _, r := range run.Results {
+		if v, _ := saturation(r.Metrics); v != satNo && !searchStep(r.Step) {
+			return true
+		}
+	}
+	return false
 }
