@@ -151,7 +151,7 @@ func Run(t *testing.T, name string, o Options) *result.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := netmode.Check(m); err != nil {
+	if err := netmode.CheckOpts(m, o.Lab.ModeOptions); err != nil {
 		t.Skipf("this machine cannot build %s: %v", name, err)
 	}
 	if len(o.Workloads) == 0 {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 
@@ -75,14 +76,31 @@ func (c KernelConfig) Has(opt string) bool {
 	return v == "y" || v == "m"
 }
 
+// OptionRequirer is implemented by modes whose needs depend on their
+// options (`--mode-opt`): controlplane=off runs no etcd and no BIRD.
+type OptionRequirer interface {
+	RequiresWith(opts map[string]string) Requirements
+}
+
 // Check reports the first missing requirement of m on this machine, with the fix.
-func Check(m Mode) error {
-	return CheckWith(m, RunningKernel(), exec.LookPath)
+func Check(m Mode) error { return CheckOpts(m, nil) }
+
+// CheckOpts is Check for m built with the given mode options.
+func CheckOpts(m Mode, opts map[string]string) error {
+	return CheckOptsWith(m, opts, RunningKernel(), exec.LookPath)
 }
 
 // CheckWith is Check against a given kernel config and PATH lookup.
 func CheckWith(m Mode, k KernelConfig, lookPath func(string) (string, error)) error {
+	return CheckOptsWith(m, nil, k, lookPath)
+}
+
+// CheckOptsWith is CheckOpts against a given kernel config and PATH lookup.
+func CheckOptsWith(m Mode, opts map[string]string, k KernelConfig, lookPath func(string) (string, error)) error {
 	req := m.Requires()
+	if o, ok := m.(OptionRequirer); ok {
+		req = o.RequiresWith(opts)
+	}
 	for _, f := range req.Kernel {
 		if !k.Has(f.Config) {
 			return fmt.Errorf("%s needs %s (%s); this kernel lacks it", m.Name(), f.Config, f.What)
@@ -116,4 +134,15 @@ func debianPackage(cmd string) string {
 		return "nginx-light"
 	}
 	return cmd
+}
+
+// Without returns cmds less the ones named in drop.
+func Without(cmds []string, drop ...string) []string {
+	var out []string
+	for _, c := range cmds {
+		if !slices.Contains(drop, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -141,7 +141,7 @@ func Execute(ctx context.Context, p Plan, run *result.Run) error {
 			return err
 		}
 		m, _ := netmode.Get(name)
-		if err := netmode.Check(m); err != nil {
+		if err := netmode.CheckOpts(m, p.Lab.ModeOptions); err != nil {
 			p.logf("skip %s: %v", name, err)
 			run.Skipped = append(run.Skipped, result.Skip{Network: name, Reason: err.Error()})
 			continue

@@ -74,6 +74,16 @@ func (Mode) Requires() netmode.Requirements {
 	}
 }
 
+// RequiresWith implements netmode.OptionRequirer: with controlplane=off
+// there is no BIRD to run.
+func (m Mode) RequiresWith(opts map[string]string) netmode.Requirements {
+	r := m.Requires()
+	if opts["controlplane"] == "off" {
+		r.Commands = netmode.Without(r.Commands, "bird", "birdc")
+	}
+	return r
+}
+
 // Options are the mode's knobs, parsed from lab.Config.ModeOptions.
 type Options struct {
 	Reflector    bool // h1 reflects routes; the others peer only with it

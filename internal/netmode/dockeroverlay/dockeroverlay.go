@@ -94,6 +94,16 @@ func (*Mode) Requires() netmode.Requirements {
 	}
 }
 
+// RequiresWith implements netmode.OptionRequirer: with controlplane=off
+// there is no etcd to run.
+func (m *Mode) RequiresWith(opts map[string]string) netmode.Requirements {
+	r := m.Requires()
+	if opts["controlplane"] == "off" {
+		r.Commands = netmode.Without(r.Commands, "etcd", "etcdctl")
+	}
+	return r
+}
+
 // OverlayNS is host h's overlay namespace.
 func OverlayNS(l *lab.Lab, h *lab.Host) string { return l.NSName(h.Name + "-ov1") }
 

@@ -86,6 +86,16 @@ func (*Mode) Requires() netmode.Requirements {
 	}
 }
 
+// RequiresWith implements netmode.OptionRequirer: with controlplane=off
+// there is no etcd to run.
+func (m *Mode) RequiresWith(opts map[string]string) netmode.Requirements {
+	r := m.Requires()
+	if opts["controlplane"] == "off" {
+		r.Commands = netmode.Without(r.Commands, "etcd", "etcdctl")
+	}
+	return r
+}
+
 // LeaseKey is the etcd key of host h's subnet lease.
 func LeaseKey(h *lab.Host) string {
 	return SubnetsKey + strings.Replace(h.PodCIDR.String(), "/", "-", 1)
