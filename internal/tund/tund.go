@@ -148,14 +148,28 @@ func (d *Daemon) serve(ctx context.Context, tun int) (err error) {
 		c := &etcd.Client{URL: cfg.Etcd}
 		go c.Follow(ctx, cfg.Prefix, d.setLeases)
 	}
-	errc := make(chan error, 2)
-	go func() { errc <- d.fromTun() }()
-	go func() { errc <- d.fromUDP() }()
+	tunDone, udpDone := make(chan error, 1), make(chan error, 1)
+	go func() { tunDone <- d.fromTun() }()
+	go func() { udpDone <- d.fromUDP() }()
+	tunOpen, udpOpen := true, true
 	select {
 	case <-ctx.Done():
-	case err = <-errc:
+	case err = <-tunDone:
+		tunOpen = false
+	case err = <-udpDone:
+		udpOpen = false
 	}
-	d.conn.Close()
+	d.conn.Close() // ends the UDP reader
+	if udpOpen {
+		<-udpDone
+	}
+	// Wake the TUN reader before the caller closes the descriptor under
+	// it: a socket (a test's stand-in for the device) shuts down and the
+	// reader returns. A real TUN device cannot be woken this way; its
+	// reader ends with the process (`cnperf tund` exits right after).
+	if tunOpen && unix.Shutdown(d.tun, unix.SHUT_RDWR) == nil {
+		<-tunDone
+	}
 	fmt.Fprintf(cfg.Log, "stats tun_in=%d udp_out=%d udp_in=%d tun_out=%d drops=%d\n",
 		d.TunIn.Load(), d.UDPOut.Load(), d.UDPIn.Load(), d.TunOut.Load(), d.Drops.Load())
 	return err
