@@ -368,24 +368,12 @@ func runNetwork(ctx context.Context, p Plan, m netmode.Mode, placements []netmod
 			for rep := 0; rep < p.Repeat; rep++ {
 				base := p.Params
 				w.Defaults(&base)
-				var done []workload.StepResult
-				for {
-					if err := ctx.Err(); err != nil {
-						return err
-					}
-					params, label := base, ""
-					if st, ok := w.(workload.Stepper); ok {
-						var more bool
-						params, label, more = st.Next(base, done)
-						if !more {
-							break
-						}
-					}
+				err := eachStep(ctx, w, base, func(params *workload.Params, label string) result.Result {
 					params.Port = port
 					port++
-					res := measure(ctx, p, l, m, w, pr, params)
+					res := measure(ctx, p, l, m, w, pr, *params)
 					if ctx.Err() != nil {
-						return ctx.Err()
+						return res
 					}
 					res.Step = label
 					name := wname
@@ -398,19 +386,48 @@ func runNetwork(ctx context.Context, p Plan, m netmode.Mode, placements []netmod
 						p.logf("  %-10s %-10s %-11s %s", m.Name(), pr.placement, name, brief(res.Metrics))
 					}
 					run.Results = append(run.Results, res)
-					var serr error
-					if res.Error != "" {
-						serr = errors.New(res.Error)
-					}
-					done = append(done, workload.StepResult{Params: params, Metrics: res.Metrics, Err: serr})
-					if _, ok := w.(workload.Stepper); !ok {
-						break
-					}
+					return res
+				})
+				if err != nil {
+					return err
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// eachStep runs workload w from base: once for an ordinary workload, step
+// by step for a Stepper, each step chosen from what the earlier ones
+// measured. one measures a step (it may fill in params, e.g. the port) and
+// returns its result; eachStep returns ctx's error when ctx ends.
+func eachStep(ctx context.Context, w workload.Workload, base workload.Params, one func(params *workload.Params, label string) result.Result) error {
+	st, stepped := w.(workload.Stepper)
+	var done []workload.StepResult
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		params, label := base, ""
+		if stepped {
+			var more bool
+			if params, label, more = st.Next(base, done); !more {
+				return nil
+			}
+		}
+		res := one(&params, label)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !stepped {
+			return nil
+		}
+		var serr error
+		if res.Error != "" {
+			serr = errors.New(res.Error)
+		}
+		done = append(done, workload.StepResult{Params: params, Metrics: res.Metrics, Err: serr})
+	}
 }
 
 func measure(ctx context.Context, p Plan, l *lab.Lab, m netmode.Mode, w workload.Workload, pr pair, params workload.Params) result.Result {

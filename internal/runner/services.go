@@ -335,23 +335,11 @@ func runServiceWorkloads(ctx context.Context, p Plan, m netmode.Mode, s *svcLab,
 				base := p.Params
 				base.Extra = cloneExtra(p.Params.Extra, set)
 				w.Defaults(&base)
-				var done []workload.StepResult
-				for {
-					if ctx.Err() != nil {
-						return
-					}
-					params, label := base, ""
-					if st, ok := w.(workload.Stepper); ok {
-						var more bool
-						params, label, more = st.Next(base, done)
-						if !more {
-							break
-						}
-					}
+				err := eachStep(ctx, w, base, func(params *workload.Params, label string) result.Result {
 					params.Port = BackendPort
-					res := measureService(ctx, w, s, params, addr)
+					res := measureService(ctx, w, s, *params, addr)
 					if ctx.Err() != nil {
-						return
+						return res
 					}
 					res.Network, res.Placement, res.LB, res.Services = m.Name(), string(s.place), lbName, n
 					res.Path = path
@@ -374,14 +362,10 @@ func runServiceWorkloads(ctx context.Context, p Plan, m netmode.Mode, s *svcLab,
 						p.logf("  %-10s lb=%-11s %s %s", m.Name(), lbName, name, brief(res.Metrics))
 					}
 					run.Results = append(run.Results, res)
-					var serr error
-					if res.Error != "" {
-						serr = errors.New(res.Error)
-					}
-					done = append(done, workload.StepResult{Params: params, Metrics: res.Metrics, Err: serr})
-					if _, ok := w.(workload.Stepper); !ok {
-						break
-					}
+					return res
+				})
+				if err != nil {
+					return
 				}
 			}
 		}
