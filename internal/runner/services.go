@@ -66,11 +66,22 @@ func (p *Plan) validateServices() error {
 		}
 	}
 	for _, name := range p.Workloads {
-		if w, err := workload.Get(name); err == nil && w.Proto() != "tcp" {
-			return fmt.Errorf("%s through a service: only TCP workloads are wired to services (tcp_crr, tcp_rr, http_qps)", name)
+		if w, err := workload.Get(name); err == nil && w.Proto() != "tcp" && w.Proto() != "udp" {
+			return fmt.Errorf("%s through a service: services carry TCP and UDP workloads only", name)
 		}
 	}
 	return nil
+}
+
+// needsUDP says whether a workload of p speaks UDP, so that the services
+// need a UDP port too.
+func (p Plan) needsUDP() bool {
+	for _, name := range p.Workloads {
+		if w, err := workload.Get(name); err == nil && w.Proto() == "udp" {
+			return true
+		}
+	}
+	return false
 }
 
 // svcLab is a lab built for services: client and backend pods with agents.
@@ -196,8 +207,10 @@ func probeService(ctx context.Context, s *svcLab, addr netip.AddrPort) error {
 }
 
 // ServiceList is n services with every backend as an endpoint; the last
-// one is the measured one.
-func ServiceList(n int, backends []*lab.Pod) ([]svc.Service, error) {
+// one is the measured one. With udp every service also has a UDP port of
+// the same number beside its TCP one (a second entry of the same name),
+// as a Kubernetes Service with two ports.
+func ServiceList(n int, backends []*lab.Pod, udp bool) ([]svc.Service, error) {
 	var eps []svc.Endpoint
 	for _, b := range backends {
 		eps = append(eps, svc.Endpoint{Pod: b.Name, Host: b.Host.Index, IP: b.IP, Port: BackendPort})
@@ -208,7 +221,12 @@ func ServiceList(n int, backends []*lab.Pod) ([]svc.Service, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, svc.Service{Name: fmt.Sprintf("svc-%d", i), VIP: vip, Port: ServicePort, Proto: "tcp", Endpoints: eps})
+		s := svc.Service{Name: fmt.Sprintf("svc-%d", i), VIP: vip, Port: ServicePort, Proto: "tcp", Endpoints: eps}
+		out = append(out, s)
+		if udp {
+			s.Proto = "udp"
+			out = append(out, s)
+		}
 	}
 	return out, nil
 }
@@ -294,7 +312,7 @@ func runLBStep(ctx context.Context, p Plan, m netmode.Mode, s *svcLab, run *resu
 			err = fmt.Errorf("%s teardown: %w", name, terr)
 		}
 	}()
-	list, err := ServiceList(n, s.backends)
+	list, err := ServiceList(n, s.backends, p.needsUDP())
 	if err != nil {
 		return err
 	}

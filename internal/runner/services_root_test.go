@@ -53,3 +53,36 @@ func TestServicesRoot(t *testing.T) {
 		}
 	}
 }
+
+// UDP through every load balancer that can run here: udp_rr answered
+// through the service's VIP (a load balancer that did not translate UDP
+// would leave the client without a single answer), beside tcp_rr on the
+// same services.
+func TestServicesUDPRoot(t *testing.T) {
+	labtest.NeedRoot(t)
+	plan := labtest.Plan(t, []runner.Case{{Network: "host-gw", Placement: netmode.CrossHost}}, "udp_rr", "tcp_rr")
+	plan.Params.Duration = 300 * time.Millisecond
+	plan.LBs = []string{"iptables", "nftables", "ebpf-socket", "ebpf-tc"}
+	run := &result.Run{Environment: result.CaptureHost()}
+	err := runner.Execute(context.Background(), plan, run)
+	labtest.AssertClean(t, plan.Lab.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, r := range run.Results {
+		labtest.CheckSane(t, r)
+		if r.Workload == "udp_rr" {
+			got[r.LB] = true
+			if r.Path == "" || r.Services != 1 {
+				t.Errorf("%s: path %q services %d", r.LB, r.Path, r.Services)
+			}
+		}
+	}
+	for _, lb := range plan.LBs {
+		l, _ := svc.New(lb)
+		if svc.Check(l) == nil && !got[lb] {
+			t.Errorf("no udp_rr result through %s (skipped: %v)", lb, run.Skipped)
+		}
+	}
+}

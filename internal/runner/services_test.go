@@ -26,7 +26,7 @@ func TestValidateServices(t *testing.T) {
 		{"services without lb", nil, []int{100}, []string{"tcp_crr"}, "needs --lb"},
 		{"zero services", []string{"iptables"}, []int{0}, []string{"tcp_crr"}, "--services 0"},
 		{"too many", []string{"iptables"}, []int{MaxServices + 1}, []string{"tcp_crr"}, "--services"},
-		{"udp", []string{"iptables"}, nil, []string{"udp_rr"}, "only TCP"},
+		{"udp", []string{"iptables"}, nil, []string{"udp_rr", "tcp_rr"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

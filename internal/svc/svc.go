@@ -50,7 +50,9 @@ func (e Endpoint) String() string {
 	return netip.AddrPortFrom(e.IP, uint16(e.Port)).String()
 }
 
-// Service is a ClusterIP service with one port.
+// Service is one port of a ClusterIP service. A Kubernetes Service with a
+// TCP and a UDP port (DNS's 53, say) is two entries of the same name, one
+// per protocol, as kube-proxy programs one set of rules per service port.
 type Service struct {
 	Namespace string // Kubernetes namespace, "default" if empty
 	Name      string
@@ -223,8 +225,8 @@ func Validate(services []Service) error {
 		switch {
 		case s.Name == "":
 			return errors.New("a service has no name")
-		case names[s.FullName()]:
-			return fmt.Errorf("service %s defined twice", s.FullName())
+		case names[s.PortName()]:
+			return fmt.Errorf("service %s (%s) defined twice", s.FullName(), s.Proto)
 		case !ServiceCIDR.Contains(s.VIP):
 			return fmt.Errorf("service %s: address %s is outside the service range %s", s.FullName(), s.VIP, ServiceCIDR)
 		case s.Port < 1 || s.Port > 65535:
@@ -232,7 +234,7 @@ func Validate(services []Service) error {
 		case s.Proto != "tcp" && s.Proto != "udp":
 			return fmt.Errorf("service %s: protocol %q; use tcp or udp", s.FullName(), s.Proto)
 		}
-		names[s.FullName()] = true
+		names[s.PortName()] = true
 		k := key{s.VIP, s.Port, s.Proto}
 		if other, dup := seen[k]; dup {
 			return fmt.Errorf("port clash: services %s and %s both use %s/%s; give each its own address or port", other, s.FullName(), s.Addr(), s.Proto)
