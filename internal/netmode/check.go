@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 
@@ -76,12 +75,6 @@ func (c KernelConfig) Has(opt string) bool {
 	return v == "y" || v == "m"
 }
 
-// OptionRequirer is implemented by modes whose needs depend on their
-// options (`--mode-opt`): controlplane=off runs no etcd and no BIRD.
-type OptionRequirer interface {
-	RequiresWith(opts map[string]string) Requirements
-}
-
 // Check reports the first missing requirement of m on this machine, with the fix.
 func Check(m Mode) error { return CheckOpts(m, nil) }
 
@@ -98,8 +91,8 @@ func CheckWith(m Mode, k KernelConfig, lookPath func(string) (string, error)) er
 // CheckOptsWith is CheckOpts against a given kernel config and PATH lookup.
 func CheckOptsWith(m Mode, opts map[string]string, k KernelConfig, lookPath func(string) (string, error)) error {
 	req := m.Requires()
-	if o, ok := m.(OptionRequirer); ok {
-		req = o.RequiresWith(opts)
+	if opts["controlplane"] != "off" {
+		req.Commands = append(req.Commands[:len(req.Commands):len(req.Commands)], req.ControlPlane...)
 	}
 	for _, f := range req.Kernel {
 		if !k.Has(f.Config) {
@@ -134,15 +127,4 @@ func debianPackage(cmd string) string {
 		return "nginx-light"
 	}
 	return cmd
-}
-
-// Without returns cmds less the ones named in drop.
-func Without(cmds []string, drop ...string) []string {
-	var out []string
-	for _, c := range cmds {
-		if !slices.Contains(drop, c) {
-			out = append(out, c)
-		}
-	}
-	return out
 }

@@ -74,6 +74,9 @@ type Refuser interface {
 type Requirements struct {
 	Kernel   []KernelFeature // kernel options
 	Commands []string        // programs on PATH
+	// ControlPlane are programs on PATH needed only while the mode's
+	// control plane runs: `--mode-opt controlplane=off` does without them.
+	ControlPlane []string
 }
 
 // KernelFeature is a kernel option and how to probe it.

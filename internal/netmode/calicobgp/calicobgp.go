@@ -69,19 +69,10 @@ func (Mode) Placements() []netmode.Placement {
 // Requires implements netmode.Mode.
 func (Mode) Requires() netmode.Requirements {
 	return netmode.Requirements{
-		Kernel:   []netmode.KernelFeature{{Config: "CONFIG_VETH", What: "veth pairs"}},
-		Commands: []string{"ip", "bird", "birdc"},
+		Kernel:       []netmode.KernelFeature{{Config: "CONFIG_VETH", What: "veth pairs"}},
+		Commands:     []string{"ip"},
+		ControlPlane: []string{"bird", "birdc"},
 	}
-}
-
-// RequiresWith implements netmode.OptionRequirer: with controlplane=off
-// there is no BIRD to run.
-func (m Mode) RequiresWith(opts map[string]string) netmode.Requirements {
-	r := m.Requires()
-	if opts["controlplane"] == "off" {
-		r.Commands = netmode.Without(r.Commands, "bird", "birdc")
-	}
-	return r
 }
 
 // Options are the mode's knobs, parsed from lab.Config.ModeOptions.

@@ -90,18 +90,9 @@ func (*Mode) Requires() netmode.Requirements {
 			{Config: "CONFIG_VXLAN", What: "VXLAN devices"},
 			{Config: "CONFIG_BRIDGE", What: "Linux bridge"},
 		},
-		Commands: []string{"ip", "bridge", "etcd", "etcdctl"},
+		Commands:     []string{"ip", "bridge"},
+		ControlPlane: []string{"etcd", "etcdctl"},
 	}
-}
-
-// RequiresWith implements netmode.OptionRequirer: with controlplane=off
-// there is no etcd to run.
-func (m *Mode) RequiresWith(opts map[string]string) netmode.Requirements {
-	r := m.Requires()
-	if opts["controlplane"] == "off" {
-		r.Commands = netmode.Without(r.Commands, "etcd", "etcdctl")
-	}
-	return r
 }
 
 // OverlayNS is host h's overlay namespace.

@@ -82,18 +82,9 @@ func (*Mode) Requires() netmode.Requirements {
 			{Config: "CONFIG_TUN", What: "TUN/TAP devices"},
 			{Config: "CONFIG_BRIDGE", What: "Linux bridge"},
 		},
-		Commands: []string{"ip", "etcd", "etcdctl"},
+		Commands:     []string{"ip"},
+		ControlPlane: []string{"etcd", "etcdctl"},
 	}
-}
-
-// RequiresWith implements netmode.OptionRequirer: with controlplane=off
-// there is no etcd to run.
-func (m *Mode) RequiresWith(opts map[string]string) netmode.Requirements {
-	r := m.Requires()
-	if opts["controlplane"] == "off" {
-		r.Commands = netmode.Without(r.Commands, "etcd", "etcdctl")
-	}
-	return r
 }
 
 // LeaseKey is the etcd key of host h's subnet lease.
