@@ -23,6 +23,69 @@ type Run struct {
 	Environment Environment `json:"environment"`
 	Results     []Result    `json:"results"`
 	Skipped     []Skip      `json:"skipped,omitempty"`
+	// Rounds is how many interleaved rounds the run asked for: every cell
+	// ran once per round, in an order that changed from round to round.
+	Rounds int `json:"rounds,omitempty"`
+	// Incomplete marks a file written while the run was still going (after
+	// each finished cell) or one cut short: the results in it are final,
+	// the ones after them were never measured.
+	Incomplete bool `json:"incomplete,omitempty"`
+	// Summaries are per cell and headline figure: the median over rounds
+	// with its confidence interval, and the ratio to the baseline with a
+	// significance verdict.
+	Summaries []Summary `json:"summaries,omitempty"`
+	// Warnings are what the reader must know to judge the numbers (a noisy
+	// machine, a cell that failed in some rounds).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Summary is one figure of one cell over every round that measured it.
+type Summary struct {
+	Cell   CellKey `json:"cell"`
+	Figure string  `json:"figure"` // a Metrics key, see Metrics.Value
+	N      int     `json:"n"`      // rounds with a value
+	Median float64 `json:"median"`
+	// CILow and CIHigh bound the median with 95% confidence (CILevel).
+	CILow    float64 `json:"ci_low"`
+	CIHigh   float64 `json:"ci_high"`
+	CILevel  float64 `json:"ci_level"`
+	CIMethod string  `json:"ci_method"`
+	CV       float64 `json:"cv"` // coefficient of variation over rounds
+	// VsBaseline compares with the baseline's same figure, paired by round.
+	VsBaseline *Comparison `json:"vs_baseline,omitempty"`
+}
+
+// CellKey names a cell: what a result of one round is a sample of.
+type CellKey struct {
+	Network   string `json:"network"`
+	Workload  string `json:"workload"`
+	Placement string `json:"placement"`
+	LB        string `json:"lb,omitempty"`
+	Services  int    `json:"services,omitempty"`
+	Step      string `json:"step,omitempty"`
+}
+
+// Key is the cell of a result.
+func (r Result) Key() CellKey {
+	return CellKey{Network: r.Network, Workload: r.Workload, Placement: r.Placement, LB: r.LB, Services: r.Services, Step: r.Step}
+}
+
+// Comparison is a ratio between two cells' figure, paired by round, with
+// its interval and a verdict: Significant only when the test's p is below
+// Alpha and the interval clears the minimum effect.
+type Comparison struct {
+	Against     CellKey `json:"against"`
+	Ratio       float64 `json:"ratio"` // median of the per-round ratios
+	CILow       float64 `json:"ci_low"`
+	CIHigh      float64 `json:"ci_high"`
+	P           float64 `json:"p"`
+	Test        string  `json:"test"`
+	Alpha       float64 `json:"alpha"`
+	MinEffect   float64 `json:"min_effect"` // e.g. 0.05 = 5 %
+	Significant bool    `json:"significant"`
+	// Verdict is "better", "worse" or "same" (no significant difference,
+	// printed as ≈), from the figure's direction.
+	Verdict string `json:"verdict"`
 }
 
 // Skip records a network/workload/placement that was asked for but could not
@@ -47,6 +110,8 @@ type Result struct {
 	Histogram string         `json:"histogram,omitempty"` // compressed HdrHistogram (ns)
 	Path      string         `json:"path,omitempty"`      // what the client dialled
 	Error     string         `json:"error,omitempty"`
+	Round     int            `json:"round,omitempty"` // 1-based round of an interleaved run
+	Backend   string         `json:"backend,omitempty"`
 }
 
 // Metrics holds the figures of a result. A metric that does not apply to a
@@ -73,6 +138,60 @@ type Metrics struct {
 	// PhasesMs is the mean time of each start-up phase (namespace, links,
 	// control_plane, first_packet, and any a mode marks itself).
 	PhasesMs map[string]float64 `json:"phases_ms,omitempty"`
+	// CPU is the CPU the cell cost: the whole machine's and the agents'.
+	CPU *CPUCost `json:"cpu,omitempty"`
+	// Kernel is what the kernel saw of the measured traffic.
+	Kernel *KernelCounters `json:"kernel,omitempty"`
+}
+
+// CPUCost is the paper's service demand: CPU time spent during a cell, for
+// the whole machine (from /proc/stat: user, system, softirq...) so that the
+// network's kernel work is counted, and for the client and server agents
+// (their own rusage), per transaction and per payload byte.
+type CPUCost struct {
+	WallS            float64  `json:"wall_s"`
+	MachineS         float64  `json:"machine_s"` // busy CPU-seconds, all CPUs
+	UserS            float64  `json:"user_s"`
+	SystemS          float64  `json:"system_s"`
+	SoftirqS         float64  `json:"softirq_s"`
+	IRQS             float64  `json:"irq_s"`
+	AgentsS          float64  `json:"agents_s"`                      // client + server agents' user+system
+	UsPerTrans       *float64 `json:"us_per_trans,omitempty"`        // machine
+	NsPerByte        *float64 `json:"ns_per_byte,omitempty"`         // machine
+	AgentsUsPerTrans *float64 `json:"agents_us_per_trans,omitempty"` // agents only
+	AgentsNsPerByte  *float64 `json:"agents_ns_per_byte,omitempty"`  // agents only
+}
+
+func (c *CPUCost) value(name string) (float64, bool) {
+	d := func(p *float64) (float64, bool) {
+		if p == nil {
+			return 0, false
+		}
+		return *p, true
+	}
+	switch name {
+	case "us_per_trans":
+		return d(c.UsPerTrans)
+	case "ns_per_byte":
+		return d(c.NsPerByte)
+	case "agents_us_per_trans":
+		return d(c.AgentsUsPerTrans)
+	case "agents_ns_per_byte":
+		return d(c.AgentsNsPerByte)
+	case "machine_s":
+		return c.MachineS, true
+	case "softirq_s":
+		return c.SoftirqS, true
+	}
+	return 0, false
+}
+
+// KernelCounters explain a low figure: TCP retransmissions of the measured
+// connections (tcp_info) and UDP datagrams the receiver dropped.
+type KernelCounters struct {
+	TCPRetrans    *int64 `json:"tcp_retrans,omitempty"`
+	UDPRcvbufErrs *int64 `json:"udp_rcvbuf_errors,omitempty"`
+	UDPInErrs     *int64 `json:"udp_in_errors,omitempty"`
 }
 
 // F and I make optional metric pointers.

@@ -1,0 +1,138 @@
+// Package option is how a pluggable part (a network mode, a load balancer,
+// a workload) declares the options it takes: name, type, default and help.
+// A set of key=value options is checked against the declaration before
+// anything is built, so a mistyped or malformed key is an error that lists
+// the valid ones, never silently ignored.
+package option
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind is an option's value type.
+type Kind string
+
+// The kinds.
+const (
+	String   Kind = "string"
+	Bool     Kind = "bool"
+	Int      Kind = "int"
+	Float    Kind = "float"
+	Duration Kind = "duration"
+	Enum     Kind = "enum" // one of Values
+	List     Kind = "list" // comma-separated strings
+)
+
+// Spec declares one option.
+type Spec struct {
+	Name    string
+	Kind    Kind
+	Default string   // as text; "" when there is none
+	Help    string   // one line
+	Values  []string // the allowed values of an Enum
+}
+
+// Check validates one value against the spec.
+func (s Spec) Check(v string) error {
+	bad := func(want string) error {
+		return fmt.Errorf("option %s=%q: want %s", s.Name, v, want)
+	}
+	switch s.Kind {
+	case Bool:
+		if _, err := strconv.ParseBool(v); err != nil {
+			return bad("true or false")
+		}
+	case Int:
+		if _, err := strconv.Atoi(v); err != nil {
+			return bad("a whole number")
+		}
+	case Float:
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return bad("a number")
+		}
+	case Duration:
+		if _, err := time.ParseDuration(v); err != nil {
+			return bad("a duration such as 5s or 200ms")
+		}
+	case Enum:
+		for _, ok := range s.Values {
+			if v == ok {
+				return nil
+			}
+		}
+		return bad("one of " + strings.Join(s.Values, ", "))
+	}
+	return nil
+}
+
+// Validate checks every key of set against specs: an unknown key or a
+// malformed value is an error naming owner (e.g. "network vxlan") and the
+// options it does take.
+func Validate(owner string, specs []Spec, set map[string]string) error {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s, ok := Find(specs, k)
+		if !ok {
+			if len(specs) == 0 {
+				return fmt.Errorf("%s takes no option %q (it has no options)", owner, k)
+			}
+			return fmt.Errorf("%s has no option %q; its options are %s", owner, k, Names(specs))
+		}
+		if err := s.Check(set[k]); err != nil {
+			return fmt.Errorf("%s: %w", owner, err)
+		}
+	}
+	return nil
+}
+
+// Find looks an option up by name.
+func Find(specs []Spec, name string) (Spec, bool) {
+	for _, s := range specs {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Spec{}, false
+}
+
+// Names lists the option names, comma-separated.
+func Names(specs []Spec) string {
+	n := make([]string, len(specs))
+	for i, s := range specs {
+		n[i] = s.Name
+	}
+	return strings.Join(n, ", ")
+}
+
+// Get returns the value of name in set, or its declared default.
+func Get(specs []Spec, set map[string]string, name string) string {
+	if v, ok := set[name]; ok {
+		return v
+	}
+	s, _ := Find(specs, name)
+	return s.Default
+}
+
+// Describe writes one line per option, indented, for `-v` listings.
+func Describe(w io.Writer, indent string, specs []Spec) {
+	for _, s := range specs {
+		typ := string(s.Kind)
+		if s.Kind == Enum {
+			typ = strings.Join(s.Values, "|")
+		}
+		line := fmt.Sprintf("%s%s=%s  %s", indent, s.Name, typ, s.Help)
+		if s.Default != "" {
+			line += " (default " + s.Default + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+}
