@@ -8,9 +8,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/backend/labbackend"
+	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/runner"
 )
 
 // cmdLab builds one network and keeps it up, so that any tool (iperf3,
@@ -42,6 +43,9 @@ func cmdLab(args []string) error {
 			pls = append(pls, p)
 		}
 	}
+	if *hold < 0 {
+		return fmt.Errorf("--for %v; use a positive duration such as 10m, or leave it out to hold until Ctrl-C", *hold)
+	}
 	if err := preflight(); err != nil {
 		return err
 	}
@@ -54,20 +58,26 @@ func cmdLab(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	plan := runner.Plan{Lab: lab.Config{MTU: *mtu}, Agent: []string{self, "agent"}, Log: os.Stderr}
-	b, err := runner.Build(ctx, plan, m, pls)
+	be := labbackend.New(lab.Config{MTU: *mtu}, []string{self, "agent"}, func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
+	topo, prs := pairs.Topology(m.Name(), pls, -1, -1)
+	d, err := be.DeployLab(ctx, topo)
 	if err != nil {
 		return err
 	}
-	defer b.Lab.Teardown()
-	fmt.Printf("%s is up (lab %s). Run any tool on its paths, e.g.:\n", m.Name(), b.Lab.ID)
-	for _, pi := range b.Info() {
-		fmt.Printf("\n  %s: client pod %s (%s), server pod %s (%s)\n", pi.Placement, pi.ClientNS, pi.ClientIP, pi.ServerNS, pi.ServerIP)
-		fmt.Printf("    ip netns exec %s iperf3 -s -1 &\n", pi.ServerNS)
-		fmt.Printf("    ip netns exec %s iperf3 -c %s\n", pi.ClientNS, dialHint(pi))
+	defer d.Teardown()
+	fmt.Printf("%s is up (lab %s). Run any tool on its paths, e.g.:\n", m.Name(), d.Lab.ID)
+	for _, pr := range prs {
+		c, s := d.LabPod(pr.Client), d.LabPod(pr.Server)
+		fmt.Printf("\n  %s: client pod %s (%s), server pod %s (%s)\n", pr.Placement, c.NetNS, c.IP, s.NetNS, s.IP)
+		dial := s.IP.String()
+		if c.NetNS == s.NetNS {
+			dial = "127.0.0.1"
+		}
+		fmt.Printf("    ip netns exec %s iperf3 -s -1 &\n", s.NetNS)
+		fmt.Printf("    ip netns exec %s iperf3 -c %s\n", c.NetNS, dial)
 	}
-	fmt.Printf("\nEvery command that built it: %s/commands.log\n", b.Lab.Dir)
-	if err := os.WriteFile(b.Lab.Dir+"/commands.log", []byte(joinLines(b.Lab.Commands())), 0o644); err != nil {
+	fmt.Printf("\nEvery command that built it: %s/commands.log\n", d.Lab.Dir)
+	if err := os.WriteFile(d.Lab.Dir+"/commands.log", []byte(joinLines(d.Lab.Commands())), 0o644); err != nil {
 		return err
 	}
 	if *hold > 0 {
@@ -81,13 +91,6 @@ func cmdLab(args []string) error {
 		<-ctx.Done()
 	}
 	return nil
-}
-
-func dialHint(pi runner.PairInfo) string {
-	if pi.ClientNS == pi.ServerNS {
-		return "127.0.0.1"
-	}
-	return pi.ServerIP
 }
 
 func joinLines(ls []string) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -106,7 +107,8 @@ func cmdRun(args []string) error {
 	msgSize := fs.Int("message-size", 0, "message size in bytes (default: 16 for rr, 256 for tcp_stream, 1024 for udp_stream)")
 	direction := fs.String("direction", "", "stream direction: up (client sends) or down (server sends)")
 	mtu := fs.Int("mtu", 1500, "underlay MTU")
-	repeat := fs.Int("repeat", 0, "repetitions of each measurement (default 1; startup: 10 pods)")
+	repeat := fs.Int("repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
+	startupPods := fs.Int("startup-pods", 0, "startup: pods created per round (default 10, the paper's mean of 10)")
 	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json)")
 	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines")
@@ -174,11 +176,12 @@ func cmdRun(args []string) error {
 		params.Extra = nil
 	}
 	plan := runner.Plan{
-		Cases:     cases,
-		Workloads: wls,
-		Params:    params,
-		Lab:       lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24"), ModeOptions: modeOpts},
-		Repeat:    *repeat,
+		Cases:       cases,
+		Workloads:   wls,
+		Params:      params,
+		Lab:         lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24"), ModeOptions: modeOpts},
+		Repeat:      cmp.Or(*repeat, st.Rounds),
+		StartupPods: *startupPods,
 	}
 	if err := applyServices(&plan, st, *lbs, *svcCounts, *networks != ""); err != nil {
 		return err
@@ -224,15 +227,11 @@ func cmdRun(args []string) error {
 		return err
 	}
 	plan.Agent = []string{self, "agent"}
-	path := *out
-	if path == "" {
-		path = filepath.Join("cnperf-results", "run-"+time.Now().Format("20060102-150405")+".json")
+	path, err := resultsPath(*out)
+	if err != nil {
+		return err
 	}
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("results folder: %w", err)
-		}
-	}
+	plan.Out = path
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -240,7 +239,6 @@ func cmdRun(args []string) error {
 		Schema: result.Schema, Version: version, StartedAt: time.Now().UTC(),
 		Command: os.Args, Environment: result.CaptureHost(),
 	}
-	run.Environment.Backend = "lab"
 	switch *cpuLatency {
 	case "off":
 	case "auto":
@@ -267,7 +265,8 @@ func cmdRun(args []string) error {
 	execErr := runner.Execute(ctx, plan, run)
 	run.FinishedAt = time.Now().UTC()
 	if len(run.Results) > 0 || execErr == nil {
-		if err := run.Write(path); err != nil {
+		run.Incomplete = execErr != nil
+		if err := run.WriteAtomic(path); err != nil {
 			return err
 		}
 		fmt.Println()
@@ -278,6 +277,36 @@ func cmdRun(args []string) error {
 		return fmt.Errorf("interrupted; the lab was torn down%s", partial(len(run.Results), path))
 	}
 	return execErr
+}
+
+// resultsPath checks where the results go before anything is built: the
+// default folder is created; a folder the user named must exist, and the
+// file must be one that can be replaced.
+func resultsPath(out string) (string, error) {
+	path := out
+	if path == "" {
+		path = filepath.Join("cnperf-results", "run-"+time.Now().Format("20060102-150405")+".json")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", fmt.Errorf("results folder: %w", err)
+		}
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("--out %s: folder %s does not exist; create it first or choose another path", out, dir)
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return "", fmt.Errorf("--out %s: not a regular file; choose a file path such as results.json", out)
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && (real == "/proc" || strings.HasPrefix(real, "/proc/") || real == "/sys" || strings.HasPrefix(real, "/sys/")) {
+		return "", fmt.Errorf("--out %s: cannot write results under %s; choose a file in an ordinary folder", out, real)
+	}
+	f, err := os.CreateTemp(dir, ".cnperf-probe-*")
+	if err != nil {
+		return "", fmt.Errorf("--out %s: cannot write in %s (%v); choose a writable folder", out, dir, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return path, nil
 }
 
 func partial(n int, path string) string {

@@ -80,21 +80,55 @@ func Plan(tb testing.TB, cases []runner.Case, workloads ...string) runner.Plan {
 	}
 }
 
-// AssertClean fails tb if anything of lab id is still on the machine.
+// OfRun reports whether lab id belongs to run: the run's first lab has
+// the run id itself, the labs beside it the run id, "s" and a number.
+func OfRun(id, run string) bool {
+	if id == run {
+		return true
+	}
+	rest, ok := strings.CutPrefix(id, run+"s")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, r := range rest {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// AssertClean fails tb if anything of run id's labs is still on the machine.
 func AssertClean(tb testing.TB, id string) {
 	tb.Helper()
 	ents, _ := os.ReadDir("/run/netns")
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), lab.Prefix+id+"-") {
+		labID, _, _ := strings.Cut(strings.TrimPrefix(e.Name(), lab.Prefix), "-")
+		if strings.HasPrefix(e.Name(), lab.Prefix) && OfRun(labID, id) {
 			tb.Errorf("namespace %s left behind", e.Name())
 		}
 	}
-	if _, err := os.Stat(filepath.Join(lab.StateRoot, id)); err == nil {
-		tb.Errorf("state folder %s left behind", filepath.Join(lab.StateRoot, id))
+	dirs, _ := os.ReadDir(lab.StateRoot)
+	for _, d := range dirs {
+		if OfRun(d.Name(), id) {
+			tb.Errorf("state folder %s left behind", filepath.Join(lab.StateRoot, d.Name()))
+			continue
+		}
 	}
-	if pids := ProcsMentioning(filepath.Join(lab.StateRoot, id)); len(pids) > 0 {
-		tb.Errorf("processes %v of the lab still running", pids)
+	for _, d := range append([]string{id}, siblings(id)...) {
+		if pids := ProcsMentioning(filepath.Join(lab.StateRoot, d)); len(pids) > 0 {
+			tb.Errorf("processes %v of the lab %s still running", pids, d)
+		}
 	}
+}
+
+// siblings are the ids of the labs a run may stand beside its first.
+func siblings(id string) []string {
+	var out []string
+	for i := 2; i <= 40; i++ {
+		out = append(out, id+"s"+strconv.Itoa(i))
+	}
+	return out
 }
 
 // Mode is the standard integration test of one network mode.

@@ -8,42 +8,30 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 
+	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/registry"
 )
 
-// Placement says where the client runs relative to the server.
-type Placement string
+// Placement says where the client runs relative to the server; the type
+// lives in package backend, shared by every backend.
+type Placement = backend.Placement
 
 // The placements.
 const (
-	SamePod   Placement = "same-pod"   // two containers sharing one pod's namespace
-	SameHost  Placement = "same-host"  // two pods on one host
-	CrossHost Placement = "cross-host" // pods on two hosts
+	SamePod   = backend.SamePod
+	SameHost  = backend.SameHost
+	CrossHost = backend.CrossHost
 )
 
 // AllPlacements in display order.
-var AllPlacements = []Placement{SamePod, SameHost, CrossHost}
+var AllPlacements = backend.AllPlacements
 
 // ParsePlacement validates a placement name.
-func ParsePlacement(s string) (Placement, error) {
-	for _, p := range AllPlacements {
-		if string(p) == s {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("unknown placement %q; use one of %s", s, joinP(AllPlacements))
-}
+func ParsePlacement(s string) (Placement, error) { return backend.ParsePlacement(s) }
 
-func joinP(ps []Placement) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = string(p)
-	}
-	return strings.Join(s, ", ")
-}
+func joinP(ps []Placement) string { return backend.JoinPlacements(ps) }
 
 // Mode is one container network, built for real in the lab.
 type Mode interface {

@@ -58,6 +58,15 @@ const (
 	KeyServerCPU    = "server_cpu_s_per_s"
 )
 
+// Keys of Metrics.Extra written by the measure path (the JSON text of each
+// is part of the v1 schema).
+const (
+	ExtraDaemonCPU         = "daemon_cpu_s_per_s"
+	ExtraIfaceRxBytes      = "iface_rx_bytes"
+	ExtraIfaceRxPerPayload = "iface_rx_per_payload_byte"
+	ExtraSyncS             = "sync_s"
+)
+
 // Common figures, shared by the workloads that report them.
 var (
 	FigThroughput   = Figure{Key: KeyThroughput, Label: "Gbit/s", Unit: "Gbit/s", Scale: 1e9, Better: HigherBetter, Kind: KindRate}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -208,6 +209,36 @@ func (r *Run) Write(path string) error {
 	}
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("writing results: %w", err)
+	}
+	return nil
+}
+
+// WriteAtomic stores the run as Write does, through a temporary file in
+// the same folder renamed over path, so that a reader (or a crash) never
+// sees half a file.
+func (r *Run) WriteAtomic(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding results: %w", err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".cnperf-results-*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing results: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(append(b, '\n'))
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing results: %w", werr)
 	}
 	return nil
 }

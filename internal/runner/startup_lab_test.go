@@ -17,7 +17,7 @@ import (
 func TestStartupLab(t *testing.T) {
 	labtest.NeedRoot(t)
 	plan := labtest.Plan(t, []runner.Case{{Network: "baseline", Placement: "cross-host"}, {Network: "docker-overlay", Placement: "cross-host"}}, runner.StartupName)
-	plan.Repeat = 3
+	plan.StartupPods = 3
 	run := &result.Run{Environment: result.CaptureHost()}
 	err := runner.Execute(context.Background(), plan, run)
 	labtest.AssertClean(t, plan.Lab.ID)

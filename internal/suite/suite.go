@@ -23,6 +23,9 @@ type Suite struct {
 	Params    workload.Params
 	LBs       []string // ClusterIP load balancers (a services run), see runner.Plan
 	Services  []int    // service-count scale steps
+	// Rounds is how many interleaved rounds the suite runs by default
+	// (--repeat overrides it); 0 means 1.
+	Rounds int
 }
 
 var reg = registry.New[Suite]("suite", "`cnperf suites` lists them")
@@ -52,7 +55,10 @@ var Default = Suite{
 		{Network: "host-gw", Placement: netmode.CrossHost},
 	},
 	Workloads: []string{"tcp_rr", "tcp_stream"},
-	Params:    workload.Params{Duration: 5 * time.Second},
+	// three interleaved rounds of 3 s cells: enough for an interval and a
+	// verdict on every ratio, about three minutes on a 2-CPU machine
+	Params: workload.Params{Duration: 3 * time.Second},
+	Rounds: 3,
 }
 
 func init() {

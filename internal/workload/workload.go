@@ -132,3 +132,24 @@ func Flags() []Flag {
 	defer mu.RUnlock()
 	return append([]Flag(nil), flags...)
 }
+
+// Bulk is implemented by workloads that move bytes one way (streams, bulk
+// references): for them Params.Direction applies and the receiver's
+// interface counter witnesses the payload that crossed.
+type Bulk interface {
+	Bulk() bool
+}
+
+// IsBulk reports whether w is a Bulk workload.
+func IsBulk(w Workload) bool {
+	b, ok := w.(Bulk)
+	return ok && b.Bulk()
+}
+
+// Varied is implemented by workloads that a comparison runs in several
+// variants unless the user chose one (http_qps through a service: short
+// and keep-alive connections). Each variant is a set of Params.Extra keys;
+// a variant whose keys the user set is not multiplied.
+type Varied interface {
+	Variants() []map[string]string
+}

@@ -54,6 +54,12 @@ func (TCPRate) Name() string { return "tcp_rate" }
 // Name implements workload.Workload.
 func (HTTPQPS) Name() string { return "http_qps" }
 
+// Variants: through a service, both short and keep-alive connections
+// (seed 003), unless --keepalive chose one.
+func (HTTPQPS) Variants() []map[string]string {
+	return []map[string]string{{"keepalive": "false"}, {"keepalive": "true"}}
+}
+
 // Summary implements workload.Workload.
 func (HTTPRate) Summary() string {
 	return "HTTP GETs at a constant rate (open loop, seed 000): latency p50..p99.999 from the intended send time"

@@ -98,6 +98,9 @@ type Iperf3 struct{}
 // Name implements workload.Workload.
 func (Iperf3) Name() string { return "iperf3_tcp" }
 
+// Bulk: a one-way stream.
+func (Iperf3) Bulk() bool { return true }
+
 // Summary implements workload.Workload.
 func (Iperf3) Summary() string {
 	return "reference: iperf3 TCP throughput (-l = message size, -R for down) on the same path"

@@ -92,6 +92,9 @@ type TCP struct{}
 // Name implements workload.Workload.
 func (TCP) Name() string { return "tcp_stream" }
 
+// Bulk: a one-way stream.
+func (TCP) Bulk() bool { return true }
+
 // Summary implements workload.Workload.
 func (TCP) Summary() string {
 	return "TCP bulk transfer of fixed-size writes, either direction: receiver's throughput"
@@ -255,6 +258,9 @@ type UDP struct{}
 
 // Name implements workload.Workload.
 func (UDP) Name() string { return "udp_stream" }
+
+// Bulk: a one-way stream.
+func (UDP) Bulk() bool { return true }
 
 // Summary implements workload.Workload.
 func (UDP) Summary() string {

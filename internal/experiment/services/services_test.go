@@ -1,4 +1,4 @@
-package runner
+package services
 
 import (
 	"math"
@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/hist"
+	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/workload"
+	_ "github.com/cnperf/cnperf/internal/workload/all"
 )
 
 func TestValidateServices(t *testing.T) {
@@ -30,8 +31,11 @@ func TestValidateServices(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := Plan{LBs: c.lbs, Services: c.services, Workloads: c.wls}
-			err := p.validateServices()
+			p := &experiment.Plan{LBs: c.lbs, Services: c.services, Workloads: c.wls, Params: workload.Params{Duration: time.Second}}
+			err := ValidatePlan(p)
+			if err == nil && len(c.lbs) > 0 {
+				err = Services{}.Validate(p, c.wls)
+			}
 			if c.want == "" && err != nil {
 				t.Fatalf("unexpected: %v", err)
 			}
@@ -39,26 +43,6 @@ func TestValidateServices(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, c.want)
 			}
 		})
-	}
-}
-
-func TestMergeReports(t *testing.T) {
-	h1, h2 := hist.New(), hist.New()
-	h1.Record(time.Millisecond)
-	h2.Record(3 * time.Millisecond)
-	h2.Record(3 * time.Millisecond)
-	e1, _ := h1.Encode()
-	e2, _ := h2.Encode()
-	m := MergeReports([]workload.Report{
-		{Transactions: 10, Seconds: 1.0, CPUSeconds: 0.5, Histogram: e1, Extra: map[string]float64{"connects": 3}},
-		{Transactions: 5, Seconds: 1.2, CPUSeconds: 0.25, Histogram: e2, Extra: map[string]float64{"connects": 4}},
-	})
-	if m.Transactions != 15 || m.Seconds != 1.2 || m.CPUSeconds != 0.75 || m.Extra["connects"] != 7 {
-		t.Errorf("merged %+v", m)
-	}
-	h, err := hist.Decode(m.Histogram)
-	if err != nil || h.Count() != 3 {
-		t.Errorf("merged histogram: %v count %d, want 3", err, h.Count())
 	}
 }
 
@@ -107,10 +91,10 @@ func TestCompare(t *testing.T) {
 }
 
 func TestServiceStep(t *testing.T) {
-	if got := serviceStep(100, map[string]string{"keepalive": "false"}, "size=350"); got != "services=100 keepalive=false size=350" {
+	if got := step(100, map[string]string{"keepalive": "false"}, "size=350"); got != "services=100 keepalive=false size=350" {
 		t.Errorf("step %q", got)
 	}
-	if got := serviceStep(0, nil, ""); got != "" {
+	if got := step(0, nil, ""); got != "" {
 		t.Errorf("reference step %q, want empty", got)
 	}
 }

@@ -1,0 +1,211 @@
+// Package backend is the seam between what cnperf measures and where it
+// runs. A Backend deploys a topology — hosts (nodes) and pods placed on
+// them, each pod running a cnperf agent — and hands back a Deployment: per
+// pod an agent client and the address a peer dials. The local lab of
+// network namespaces is one backend (backend/labbackend); a Docker engine
+// and a Kubernetes cluster sit beside it. Experiments, the scheduler and the
+// measure path speak only this interface.
+//
+// What not every backend can do is an optional capability, a small
+// interface a Deployment may implement: create pods on demand and time
+// them (start-up), meter the machine's CPU, read interface counters, meter
+// a network's daemons, program ClusterIP services.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/agent"
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// Placement says where the client runs relative to the server.
+type Placement string
+
+// The placements.
+const (
+	SamePod   Placement = "same-pod"   // two containers sharing one pod's namespace
+	SameHost  Placement = "same-host"  // two pods on one host
+	CrossHost Placement = "cross-host" // pods on two hosts
+)
+
+// AllPlacements in display order.
+var AllPlacements = []Placement{SamePod, SameHost, CrossHost}
+
+// ParsePlacement validates a placement name.
+func ParsePlacement(s string) (Placement, error) {
+	for _, p := range AllPlacements {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("unknown placement %q; use one of %s", s, JoinPlacements(AllPlacements))
+}
+
+// JoinPlacements lists placements, comma-separated.
+func JoinPlacements(ps []Placement) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// PodSpec places one pod (one agent) of a topology.
+type PodSpec struct {
+	Name string // "c1", "s1", "b2"...
+	Host int    // 1-based host (node) index
+	// With names another pod whose network namespace this one shares: a
+	// second container in the same pod (same-pod placement).
+	With string
+	// CPU pins the pod's agent to one CPU; -1 leaves it free.
+	CPU int
+}
+
+// Topology is what an experiment asks a backend for.
+type Topology struct {
+	Network string // the network the pods are on (a lab network mode...)
+	Hosts   int    // at least this many hosts
+	Pods    []PodSpec
+	// OwnAddresses: every pod needs an address of its own, not its host's
+	// (pods behind a ClusterIP service).
+	OwnAddresses bool
+	// Services: the nodes are made ready for a ClusterIP load balancer.
+	Services bool
+}
+
+// Pod is a deployed pod with its agent.
+type Pod struct {
+	Name  string
+	Host  int
+	IP    netip.Addr // the address peers reach it at (may be the host's)
+	Agent *agent.Client
+	PID   int // the agent's pid, where the backend knows it (0 if not)
+	// NetNS names the pod's network namespace where it is a local one.
+	NetNS string
+}
+
+// Backend deploys topologies.
+type Backend interface {
+	Name() string
+	// Check says whether this machine can deploy network, naming the fix.
+	Check(network string) error
+	// Allows says whether network can be deployed in placement p, and if
+	// not, why.
+	Allows(network string, p Placement) (bool, string)
+	// Placements lists the placements network can do, preferred first.
+	Placements(network string) ([]Placement, error)
+	// Deploy builds topo; on error it leaves nothing behind.
+	Deploy(ctx context.Context, topo Topology) (Deployment, error)
+}
+
+// Deployment is a built topology with its agents running.
+type Deployment interface {
+	// ID names the deployment (its lab, namespace, project...).
+	ID() string
+	Network() string
+	Pod(name string) *Pod
+	// Dial is the address a client in pod from dials to reach port on pod
+	// to (for NAT, the host's address and a mapped port it programs).
+	Dial(ctx context.Context, from, to, proto string, port int) (netip.AddrPort, error)
+	// Params are what the deployment adds to every result's params
+	// (underlay MTU, network options, pinning).
+	Params() map[string]any
+	// AgentLog is the end of a pod agent's log, for an error message.
+	AgentLog(pod string) string
+	// Environment adds what the deployment knows of its platform.
+	Environment(ctx context.Context, env *result.Environment)
+	// Teardown removes everything; it copes with a half-built deployment
+	// and is harmless to call twice.
+	Teardown() error
+}
+
+// ErrSkip marks a deployment this backend cannot make here or for this
+// combination (a network without pod addresses for services, a load
+// balancer the kernel lacks): the comparison goes on without it, the
+// reason recorded. A cancelled context is never a skip.
+var ErrSkip = errors.New("skipped")
+
+type skipErr struct{ msg string }
+
+func (e skipErr) Error() string        { return e.msg }
+func (e skipErr) Is(target error) bool { return target == ErrSkip }
+
+// Skip returns an error that is ErrSkip, with msg as its text.
+func Skip(msg string) error { return skipErr{msg} }
+
+// CPUTimes is a machine's cumulative CPU time by kind, in seconds.
+type CPUTimes struct {
+	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal float64
+}
+
+// Busy is the time spent not idle.
+func (c CPUTimes) Busy() float64 {
+	return c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ
+}
+
+// Sub is c - o.
+func (c CPUTimes) Sub(o CPUTimes) CPUTimes {
+	return CPUTimes{c.User - o.User, c.Nice - o.Nice, c.System - o.System, c.Idle - o.Idle,
+		c.IOWait - o.IOWait, c.IRQ - o.IRQ, c.SoftIRQ - o.SoftIRQ, c.Steal - o.Steal}
+}
+
+// CPUMeter reads the CPU time of the machine the measured pods share.
+type CPUMeter interface {
+	MachineCPU(ctx context.Context) (CPUTimes, error)
+}
+
+// RxCounter reads the received-bytes counter of the interface pod takes
+// traffic from peer in on (loopback when they share a namespace).
+type RxCounter interface {
+	RxBytes(ctx context.Context, pod, peer string) (uint64, bool)
+}
+
+// SNMPReader reads a pod's kernel protocol counters (/proc/net/snmp of its
+// network namespace) as "Proto:Name" -> value, e.g. "Tcp:RetransSegs".
+type SNMPReader interface {
+	SNMP(ctx context.Context, pod string) (map[string]int64, error)
+}
+
+// DaemonMeter reports the CPU seconds a network's own daemons (user-space
+// tunnels, BGP speakers) have used so far; ok is false where it has none.
+type DaemonMeter interface {
+	DaemonCPUSeconds() (s float64, ok bool)
+}
+
+// ServiceSet is a set of ClusterIP services programmed in a deployment.
+type ServiceSet struct {
+	Target netip.AddrPort // the measured service's address
+	Path   string         // how to describe it in results
+	Sync   time.Duration  // how long programming them took
+	Count  int
+}
+
+// ServiceHost programs ClusterIP services in front of backend pods with a
+// named load balancer; clean removes them.
+type ServiceHost interface {
+	ProgramServices(ctx context.Context, lb string, n int, udp bool, client string, backends []string) (ServiceSet, func() error, error)
+}
+
+// StartupSample is one pod created on demand and timed.
+type StartupSample struct {
+	Total   time.Duration            // create to first reply (or to created, with no peer)
+	Bare    time.Duration            // creating a pod with no network, the reference
+	Phases  map[string]time.Duration // namespace, links, control_plane, first_packet...
+	Path    string                   // the peer address probed
+	NoPeer  bool
+	Elapsed time.Duration
+}
+
+// PodStarter creates pods on demand on the host of pod near, times each to
+// its first reply from peer ("" for none), as the start-up experiment needs.
+type PodStarter interface {
+	StartPod(ctx context.Context, near, peer, name string) (StartupSample, error)
+	// SetupPhases are node-level phases the network went through once.
+	SetupPhases() map[string]time.Duration
+}

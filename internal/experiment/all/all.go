@@ -1,0 +1,8 @@
+// Package all registers every experiment.
+package all
+
+import (
+	_ "github.com/cnperf/cnperf/internal/experiment/pairs"    // pairs
+	_ "github.com/cnperf/cnperf/internal/experiment/services" // services
+	_ "github.com/cnperf/cnperf/internal/experiment/startup"  // startup
+)

@@ -1,0 +1,350 @@
+// Package measure is cnperf's one measure path: a workload's server half
+// on one or more pods, its client half on another, both through their
+// agents on any backend, and the result it records — figures, CPU cost,
+// what the kernel saw, the witness of the bytes that crossed.
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/agent"
+	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/hist"
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+// Spec is one measurement.
+type Spec struct {
+	Workload workload.Workload
+	Params   workload.Params
+	Client   string   // pod running the client half
+	Servers  []string // pods running the server half (several: service backends)
+	// Addr is what the client dials; zero: the backend's address of the
+	// first server for Params.Port.
+	Addr netip.AddrPort
+	Path string // how the dialled address is described ("" = Addr)
+}
+
+// Measure runs s in d and returns its result (Error set when it failed;
+// the caller sets the cell's identity: network, placement, lb, step).
+func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
+	w, params := s.Workload, s.Params
+	res := result.Result{
+		Network: d.Network(), Workload: w.Name(),
+		Params: map[string]any{"duration_s": params.Duration.Seconds(), "message_size": params.MessageSize},
+	}
+	if params.Direction != "" && workload.IsBulk(w) {
+		res.Params["direction"] = params.Direction
+	}
+	for k, v := range d.Params() {
+		res.Params[k] = v
+	}
+	for k, v := range params.Extra {
+		res.Params[k] = v
+	}
+	client := d.Pod(s.Client)
+	if client == nil || len(s.Servers) == 0 {
+		res.Error = fmt.Sprintf("no client pod %q or no server", s.Client)
+		return res
+	}
+	var servers []*backend.Pod
+	for _, name := range s.Servers {
+		p := d.Pod(name)
+		if p == nil {
+			res.Error = fmt.Sprintf("no server pod %q", name)
+			return res
+		}
+		servers = append(servers, p)
+	}
+	addr := s.Addr
+	if !addr.IsValid() {
+		var err error
+		if addr, err = d.Dial(ctx, s.Client, s.Servers[0], w.Proto(), params.Port); err != nil {
+			res.Error = err.Error()
+			return res
+		}
+	}
+	res.Path = s.Path
+	if res.Path == "" {
+		res.Path = addr.String()
+	}
+
+	// the receiver's interface: its kernel's count of what came in,
+	// headers included, witnesses the payload bytes that crossed
+	var rxPod, rxPeer string
+	if workload.IsBulk(w) && len(s.Servers) == 1 {
+		rxPod, rxPeer = s.Servers[0], s.Client
+		if params.Direction == "down" {
+			rxPod, rxPeer = rxPeer, rxPod
+		}
+	}
+	rxc, hasRx := d.(backend.RxCounter)
+	var rx0 uint64
+	rxOK := false
+	if hasRx && rxPod != "" {
+		rx0, rxOK = rxc.RxBytes(ctx, rxPod, rxPeer)
+	}
+	dm, hasDaemons := d.(backend.DaemonMeter)
+	var dcpu0 float64
+	if hasDaemons {
+		dcpu0, hasDaemons = dm.DaemonCPUSeconds()
+	}
+	snmp, hasSNMP := d.(backend.SNMPReader)
+	var snmp0 map[string]int64
+	if hasSNMP {
+		snmp0 = snmpOf(ctx, snmp, s, params)
+	}
+	meter, hasCPU := d.(backend.CPUMeter)
+	var cpu0 backend.CPUTimes
+	t0 := time.Now()
+	if hasCPU {
+		var err error
+		if cpu0, err = meter.MachineCPU(ctx); err != nil {
+			hasCPU = false
+		}
+	}
+
+	var srvs []*agent.Server
+	stopAll := func() ([]workload.Report, error) {
+		var reps []workload.Report
+		var errs []error
+		for _, srv := range srvs {
+			r, err := srv.Stop()
+			reps = append(reps, r)
+			errs = append(errs, err)
+		}
+		srvs = nil
+		return reps, errors.Join(errs...)
+	}
+	for _, p := range servers {
+		srv, err := p.Agent.Serve(ctx, w.Name(), params)
+		if err != nil {
+			_, _ = stopAll()
+			res.Error = fmt.Sprintf("server on %s: %v", p.Name, err)
+			return res
+		}
+		srvs = append(srvs, srv)
+	}
+	rctx, cancel := context.WithTimeout(ctx, params.Duration+30*time.Second)
+	crep, cerr := client.Agent.Run(rctx, w.Name(), params, addr)
+	cancel()
+	if w.Proto() == "udp" {
+		time.Sleep(50 * time.Millisecond) // datagrams in flight reach the server's count
+	}
+	var cpu1 backend.CPUTimes
+	wall := time.Since(t0)
+	if hasCPU {
+		var err error
+		if cpu1, err = meter.MachineCPU(ctx); err != nil {
+			hasCPU = false
+		}
+	}
+	sreps, serr := stopAll()
+	if cerr != nil {
+		res.Error = "client: " + cerr.Error() + logOf(d, s.Client)
+		return res
+	}
+	if serr != nil {
+		res.Error = "server: " + serr.Error()
+		if len(s.Servers) == 1 {
+			res.Error += logOf(d, s.Servers[0])
+		}
+		return res
+	}
+	srep := MergeReports(sreps)
+	mt, h, err := w.Metrics(params, crep, srep)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	if crep.Seconds > 0 {
+		mt.ClientCPUSPerS = result.F(crep.CPUSeconds / params.Duration.Seconds())
+	}
+	if srep.CPUSeconds > 0 {
+		mt.ServerCPUSPerS = result.F(srep.CPUSeconds / params.Duration.Seconds())
+	}
+	if hasDaemons {
+		if dcpu1, ok := dm.DaemonCPUSeconds(); ok {
+			setExtra(&mt, result.ExtraDaemonCPU, (dcpu1-dcpu0)/params.Duration.Seconds())
+		}
+	}
+	if rxOK && mt.Bytes != nil && *mt.Bytes > 0 {
+		if rx1, ok := rxc.RxBytes(ctx, rxPod, rxPeer); ok {
+			setExtra(&mt, result.ExtraIfaceRxBytes, float64(rx1-rx0))
+			setExtra(&mt, result.ExtraIfaceRxPerPayload, float64(rx1-rx0)/float64(*mt.Bytes))
+		}
+	}
+	if hasCPU {
+		mt.CPU = Cost(cpu1.Sub(cpu0), wall, crep.CPUSeconds+srep.CPUSeconds, mt)
+	}
+	if hasSNMP && snmp0 != nil {
+		if snmp1 := snmpOf(ctx, snmp, s, params); snmp1 != nil {
+			mt.Kernel = kernelCounters(w.Proto(), snmp0, snmp1)
+		}
+	}
+	res.Metrics = mt
+	res.Histogram = h
+	return res
+}
+
+func logOf(d backend.Deployment, pod string) string {
+	if t := d.AgentLog(pod); t != "" {
+		return " (agent log: " + oneLine(t) + ")"
+	}
+	return ""
+}
+
+func oneLine(s string) string {
+	out := []rune{}
+	for _, r := range s {
+		if r == '\n' {
+			out = append(out, ' ', '|', ' ')
+			continue
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
+
+func setExtra(mt *result.Metrics, k string, v float64) {
+	if mt.Extra == nil {
+		mt.Extra = map[string]float64{}
+	}
+	mt.Extra[k] = v
+}
+
+// Cost is the CPU a cell cost: busy machine time (user, system, irq,
+// softirq over every CPU) and the agents' own, per transaction and per
+// payload byte where the metrics count them.
+func Cost(delta backend.CPUTimes, wall time.Duration, agents float64, mt result.Metrics) *result.CPUCost {
+	c := &result.CPUCost{
+		WallS: wall.Seconds(), MachineS: delta.Busy(), UserS: delta.User + delta.Nice, SystemS: delta.System,
+		SoftirqS: delta.SoftIRQ, IRQS: delta.IRQ, AgentsS: agents,
+	}
+	if mt.Transactions != nil && *mt.Transactions > 0 {
+		n := float64(*mt.Transactions)
+		c.UsPerTrans = result.F(c.MachineS / n * 1e6)
+		if agents > 0 {
+			c.AgentsUsPerTrans = result.F(agents / n * 1e6)
+		}
+	}
+	if mt.Bytes != nil && *mt.Bytes > 0 {
+		n := float64(*mt.Bytes)
+		c.NsPerByte = result.F(c.MachineS / n * 1e9)
+		if agents > 0 {
+			c.AgentsNsPerByte = result.F(agents / n * 1e9)
+		}
+	}
+	return c
+}
+
+// snmpOf reads the counters of the pod whose kernel counts the losses:
+// the sender's for TCP retransmissions, the receiver's for UDP drops.
+func snmpOf(ctx context.Context, r backend.SNMPReader, s Spec, p workload.Params) map[string]int64 {
+	pod := s.Client // TCP: the client sends (requests; bulk up)
+	if s.Workload.Proto() == "udp" || p.Direction == "down" {
+		pod = s.Servers[0]
+	}
+	if s.Workload.Proto() == "udp" && p.Direction == "down" {
+		pod = s.Client
+	}
+	m, err := r.SNMP(ctx, pod)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+func kernelCounters(proto string, a, b map[string]int64) *result.KernelCounters {
+	d := func(k string) *int64 {
+		x, ok1 := a[k]
+		y, ok2 := b[k]
+		if !ok1 || !ok2 {
+			return nil
+		}
+		return result.I(y - x)
+	}
+	if proto == "udp" {
+		return &result.KernelCounters{UDPRcvbufErrs: d("Udp:RcvbufErrors"), UDPInErrs: d("Udp:InErrors")}
+	}
+	return &result.KernelCounters{TCPRetrans: d("Tcp:RetransSegs")}
+}
+
+// MergeReports adds up the server halves of several backends: counts and
+// CPU add, the window is the longest, histograms merge exactly.
+func MergeReports(reps []workload.Report) workload.Report {
+	if len(reps) == 1 {
+		return reps[0]
+	}
+	var out workload.Report
+	var h *hist.H
+	for _, r := range reps {
+		out.Bytes += r.Bytes
+		out.Messages += r.Messages
+		out.Transactions += r.Transactions
+		out.Errors += r.Errors
+		out.CPUSeconds += r.CPUSeconds
+		if r.Seconds > out.Seconds {
+			out.Seconds = r.Seconds
+		}
+		for k, v := range r.Extra {
+			if out.Extra == nil {
+				out.Extra = map[string]float64{}
+			}
+			out.Extra[k] += v
+		}
+		if r.Histogram != "" {
+			if x, err := hist.Decode(r.Histogram); err == nil {
+				if h == nil {
+					h = x
+				} else {
+					h.Merge(x)
+				}
+			}
+		}
+	}
+	if h != nil {
+		out.Histogram, _ = h.Encode()
+	}
+	return out
+}
+
+// Brief is a result's progress line: a few of its figures.
+func Brief(r result.Result) string {
+	m := r.Metrics
+	s := ""
+	add := func(f string, a ...any) {
+		if s != "" {
+			s += ", "
+		}
+		s += fmt.Sprintf(f, a...)
+	}
+	if m.ThroughputBps != nil {
+		add("%.2f Gbit/s", *m.ThroughputBps/1e9)
+	}
+	if m.LossRatio != nil {
+		add("loss %.2f%%", *m.LossRatio*100)
+	}
+	if m.TransactionsPerS != nil {
+		add("%.0f trans/s", *m.TransactionsPerS)
+	}
+	if m.LatencyUs != nil {
+		add("p50 %.1fus p99 %.1fus", m.LatencyUs["p50"], m.LatencyUs["p99"])
+	}
+	if m.StartupMs != nil {
+		add("start-up mean %.1fms p50 %.1fms p95 %.1fms", m.StartupMs["mean"], m.StartupMs["p50"], m.StartupMs["p95"])
+	}
+	if m.CPU != nil {
+		if m.CPU.UsPerTrans != nil {
+			add("CPU %.1fus/trans", *m.CPU.UsPerTrans)
+		} else if m.CPU.NsPerByte != nil {
+			add("CPU %.2fns/B", *m.CPU.NsPerByte)
+		}
+	}
+	return s
+}

@@ -1,0 +1,29 @@
+package measure
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/hist"
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+func TestMergeReports(t *testing.T) {
+	h1, h2 := hist.New(), hist.New()
+	h1.Record(time.Millisecond)
+	h2.Record(3 * time.Millisecond)
+	h2.Record(3 * time.Millisecond)
+	e1, _ := h1.Encode()
+	e2, _ := h2.Encode()
+	m := MergeReports([]workload.Report{
+		{Transactions: 10, Seconds: 1.0, CPUSeconds: 0.5, Histogram: e1, Extra: map[string]float64{"connects": 3}},
+		{Transactions: 5, Seconds: 1.2, CPUSeconds: 0.25, Histogram: e2, Extra: map[string]float64{"connects": 4}},
+	})
+	if m.Transactions != 15 || m.Seconds != 1.2 || m.CPUSeconds != 0.75 || m.Extra["connects"] != 7 {
+		t.Errorf("merged %+v", m)
+	}
+	h, err := hist.Decode(m.Histogram)
+	if err != nil || h.Count() != 3 {
+		t.Errorf("merged histogram: %v count %d, want 3", err, h.Count())
+	}
+}

@@ -1,0 +1,161 @@
+// Package sched is the one scheduler every experiment runs on. An
+// experiment hands it units — a deployment to build (a topology on a
+// backend) and the cells to measure in it — and the scheduler builds every
+// unit, runs every cell once per round, in an order that changes from
+// round to round so that drift of the machine hits every network alike,
+// records each result in one place, and tears everything down, also on an
+// error or an interrupt.
+package sched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// Unit is one deployment and the cells measured in it.
+type Unit struct {
+	Name     string // for progress lines and errors, e.g. "vxlan"
+	Backend  backend.Backend
+	Topology backend.Topology
+	// Prepare runs once after the deployment is built (program services).
+	// The cleanup it returns runs before the deployment's teardown. An
+	// error that is backend.ErrSkip skips the unit with the reason.
+	Prepare func(ctx context.Context, d backend.Deployment) (cleanup func() error, err error)
+	Cells   []Cell
+	// Skip is how a skip of this unit is recorded (Network and, where it
+	// applies, Placement); Reason is filled in.
+	Skip result.Skip
+}
+
+// Cell is one measurement of a unit, run once per round. It records its
+// results (one, or one per step of a multi-step workload) itself.
+type Cell struct {
+	Name string
+	Run  func(ctx context.Context, d backend.Deployment, round int, rec *Recorder) error
+}
+
+// Order is the order of n cells in round r (1-based): rotated by r-1 and
+// reversed in even rounds, so that over rounds every cell runs early and
+// late, and after and before every other (the ABBA idea, generalised).
+func Order(n, r int) []int {
+	out := make([]int, n)
+	if n == 0 {
+		return out
+	}
+	shift := (r - 1) % n
+	for i := range out {
+		out[i] = (i + shift) % n
+	}
+	if r%2 == 0 {
+		for i, j := 0, n-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out
+}
+
+type built struct {
+	u       *Unit
+	d       backend.Deployment
+	cleanup func() error
+}
+
+// Run builds every unit, runs rounds rounds of every cell, and tears down.
+// It returns ctx's error when cut short (never recording that as a skip);
+// whatever was measured until then is in rec.
+func Run(ctx context.Context, units []Unit, rounds int, rec *Recorder) (err error) {
+	if rounds < 1 {
+		rounds = 1
+	}
+	var live []built
+	defer func() {
+		for i := len(live) - 1; i >= 0; i-- {
+			b := live[i]
+			if b.cleanup != nil {
+				if cerr := b.cleanup(); cerr != nil && err == nil {
+					err = fmt.Errorf("%s: %w", b.u.Name, cerr)
+				}
+			}
+			if terr := b.d.Teardown(); terr != nil && err == nil {
+				err = fmt.Errorf("%s: teardown: %w", b.u.Name, terr)
+			}
+		}
+	}()
+	for i := range units {
+		u := &units[i]
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := u.Backend.Check(u.Topology.Network); err != nil {
+			rec.SkipUnit(u.Skip, err)
+			continue
+		}
+		d, err := u.Backend.Deploy(ctx, u.Topology)
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			if errors.Is(err, backend.ErrSkip) {
+				rec.SkipUnit(u.Skip, err)
+				continue
+			}
+			return fmt.Errorf("%s: %w", u.Name, err)
+		}
+		b := built{u: u, d: d}
+		live = append(live, b)
+		d.Environment(ctx, &rec.Run.Environment)
+		if u.Prepare != nil {
+			cleanup, err := u.Prepare(ctx, d)
+			live[len(live)-1].cleanup = cleanup
+			if err != nil {
+				if cerr := ctx.Err(); cerr != nil {
+					return cerr
+				}
+				if !errors.Is(err, backend.ErrSkip) {
+					return fmt.Errorf("%s: %w", u.Name, err)
+				}
+				rec.SkipUnit(u.Skip, err)
+				live = live[:len(live)-1]
+				if cleanup != nil {
+					_ = cleanup()
+				}
+				if terr := d.Teardown(); terr != nil {
+					return fmt.Errorf("%s: teardown: %w", u.Name, terr)
+				}
+				continue
+			}
+		}
+	}
+	type slot struct {
+		b    built
+		cell Cell
+	}
+	var cells []slot
+	for _, b := range live {
+		for _, c := range b.u.Cells {
+			cells = append(cells, slot{b, c})
+		}
+	}
+	for r := 1; r <= rounds; r++ {
+		if rounds > 1 {
+			rec.Logf("round %d of %d", r, rounds)
+		}
+		for _, i := range Order(len(cells), r) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			s := cells[i]
+			if err := s.cell.Run(ctx, s.b.d, r, rec); err != nil {
+				if cerr := ctx.Err(); cerr != nil {
+					return cerr
+				}
+				return fmt.Errorf("%s %s: %w", s.b.u.Name, s.cell.Name, err)
+			}
+		}
+	}
+	return nil
+}

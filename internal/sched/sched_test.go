@@ -1,0 +1,266 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// fakeBackend deploys nothing real: it records what happens.
+type fakeBackend struct {
+	mu        sync.Mutex
+	events    []string
+	failOn    string // network whose Deploy fails
+	skipOn    string // network whose Deploy is a skip
+	uncheckOn string // network Check refuses
+}
+
+func (b *fakeBackend) log(s string) {
+	b.mu.Lock()
+	b.events = append(b.events, s)
+	b.mu.Unlock()
+}
+
+func (b *fakeBackend) Name() string { return "fake" }
+func (b *fakeBackend) Check(n string) error {
+	if n == b.uncheckOn {
+		return fmt.Errorf("%s needs CONFIG_X", n)
+	}
+	return nil
+}
+func (b *fakeBackend) Allows(string, backend.Placement) (bool, string) { return true, "" }
+func (b *fakeBackend) Placements(string) ([]backend.Placement, error) {
+	return backend.AllPlacements, nil
+}
+func (b *fakeBackend) Deploy(ctx context.Context, t backend.Topology) (backend.Deployment, error) {
+	switch t.Network {
+	case b.failOn:
+		return nil, errors.New("boom")
+	case b.skipOn:
+		return nil, backend.Skip("no pod addresses")
+	}
+	b.log("deploy " + t.Network)
+	return &fakeDep{b: b, net: t.Network}, nil
+}
+
+type fakeDep struct {
+	b   *fakeBackend
+	net string
+}
+
+func (d *fakeDep) ID() string              { return d.net }
+func (d *fakeDep) Network() string         { return d.net }
+func (d *fakeDep) Pod(string) *backend.Pod { return nil }
+func (d *fakeDep) Dial(context.Context, string, string, string, int) (netip.AddrPort, error) {
+	return netip.AddrPort{}, nil
+}
+func (d *fakeDep) Params() map[string]any                           { return nil }
+func (d *fakeDep) AgentLog(string) string                           { return "" }
+func (d *fakeDep) Environment(context.Context, *result.Environment) {}
+func (d *fakeDep) Teardown() error                                  { d.b.log("teardown " + d.net); return nil }
+
+func cell(name string, b *fakeBackend, hook func(ctx context.Context, round int) error) Cell {
+	return Cell{Name: name, Run: func(ctx context.Context, d backend.Deployment, round int, rec *Recorder) error {
+		b.log(fmt.Sprintf("r%d %s/%s", round, d.Network(), name))
+		if hook != nil {
+			if err := hook(ctx, round); err != nil {
+				return err
+			}
+		}
+		rec.Result(result.Result{Network: d.Network(), Workload: name, Round: round})
+		return nil
+	}}
+}
+
+func units(b *fakeBackend, nets []string, hook func(context.Context, int) error) []Unit {
+	var us []Unit
+	for _, n := range nets {
+		us = append(us, Unit{Name: n, Backend: b, Topology: backend.Topology{Network: n},
+			Cells: []Cell{cell("rr", b, hook), cell("stream", b, hook)}, Skip: result.Skip{Network: n}})
+	}
+	return us
+}
+
+func TestOrder(t *testing.T) {
+	cases := []struct {
+		n, r int
+		want []int
+	}{
+		{4, 1, []int{0, 1, 2, 3}},
+		{4, 2, []int{0, 3, 2, 1}},
+		{4, 3, []int{2, 3, 0, 1}},
+		{4, 4, []int{2, 1, 0, 3}},
+		{0, 1, []int{}},
+		{1, 2, []int{0}},
+	}
+	for _, c := range cases {
+		if got := Order(c.n, c.r); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Order(%d, %d) = %v, want %v", c.n, c.r, got, c.want)
+		}
+	}
+	// over 2k rounds every cell is first at least once and each pair runs
+	// in both orders
+	n := 5
+	first := map[int]bool{}
+	before := map[[2]int]bool{}
+	for r := 1; r <= 2*n; r++ {
+		o := Order(n, r)
+		first[o[0]] = true
+		for i := range o {
+			for j := i + 1; j < len(o); j++ {
+				before[[2]int{o[i], o[j]}] = true
+			}
+		}
+		seen := map[int]bool{}
+		for _, x := range o {
+			seen[x] = true
+		}
+		if len(seen) != n {
+			t.Fatalf("round %d: %v is not a permutation", r, o)
+		}
+	}
+	if len(first) != n {
+		t.Errorf("cells first in some round: %v, want all %d", first, n)
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i != j && !before[[2]int{i, j}] {
+				t.Errorf("cell %d never ran before cell %d", i, j)
+			}
+		}
+	}
+}
+
+func TestRunRounds(t *testing.T) {
+	b := &fakeBackend{}
+	run := &result.Run{}
+	rec := &Recorder{Run: run}
+	if err := Run(context.Background(), units(b, []string{"baseline", "vxlan"}, nil), 3, rec); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"deploy baseline", "deploy vxlan",
+		"r1 baseline/rr", "r1 baseline/stream", "r1 vxlan/rr", "r1 vxlan/stream",
+		"r2 baseline/rr", "r2 vxlan/stream", "r2 vxlan/rr", "r2 baseline/stream",
+		"r3 vxlan/rr", "r3 vxlan/stream", "r3 baseline/rr", "r3 baseline/stream",
+		"teardown vxlan", "teardown baseline",
+	}
+	if !reflect.DeepEqual(b.events, want) {
+		t.Errorf("events\n%s\nwant\n%s", strings.Join(b.events, "\n"), strings.Join(want, "\n"))
+	}
+	if len(run.Results) != 12 {
+		t.Fatalf("%d results, want 12", len(run.Results))
+	}
+	per := map[int]int{}
+	for _, r := range run.Results {
+		per[r.Round]++
+	}
+	if per[1] != 4 || per[2] != 4 || per[3] != 4 {
+		t.Errorf("results per round %v, want 4 each", per)
+	}
+}
+
+func TestRunTeardownOnError(t *testing.T) {
+	b := &fakeBackend{failOn: "vxlan"}
+	rec := &Recorder{Run: &result.Run{}}
+	err := Run(context.Background(), units(b, []string{"baseline", "vxlan", "host-gw"}, nil), 2, rec)
+	if err == nil || !strings.Contains(err.Error(), "vxlan: boom") {
+		t.Fatalf("error %v, want vxlan: boom", err)
+	}
+	want := []string{"deploy baseline", "teardown baseline"}
+	if !reflect.DeepEqual(b.events, want) {
+		t.Errorf("events %v, want %v", b.events, want)
+	}
+	// an error inside a cell also tears everything down
+	b = &fakeBackend{}
+	err = Run(context.Background(), units(b, []string{"baseline", "vxlan"}, func(_ context.Context, r int) error {
+		if r == 2 {
+			return errors.New("agent died")
+		}
+		return nil
+	}), 3, &Recorder{Run: &result.Run{}})
+	if err == nil || !strings.Contains(err.Error(), "agent died") {
+		t.Fatalf("cell error %v", err)
+	}
+	if last := b.events[len(b.events)-2:]; !reflect.DeepEqual(last, []string{"teardown vxlan", "teardown baseline"}) {
+		t.Errorf("not torn down after a cell error: %v", b.events)
+	}
+}
+
+func TestRunCancel(t *testing.T) {
+	b := &fakeBackend{}
+	ctx, cancel := context.WithCancel(context.Background())
+	run := &result.Run{}
+	err := Run(ctx, units(b, []string{"baseline", "vxlan"}, func(_ context.Context, r int) error {
+		if r == 2 {
+			cancel()
+		}
+		return nil
+	}), 3, &Recorder{Run: run})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if len(run.Skipped) != 0 {
+		t.Errorf("a cancel was recorded as a skip: %v", run.Skipped)
+	}
+	if last := b.events[len(b.events)-2:]; !reflect.DeepEqual(last, []string{"teardown vxlan", "teardown baseline"}) {
+		t.Errorf("not torn down after cancel: %v", b.events)
+	}
+	for _, r := range run.Results {
+		if r.Round > 2 {
+			t.Errorf("measured round %d after the cancel", r.Round)
+		}
+	}
+}
+
+func TestRunSkips(t *testing.T) {
+	b := &fakeBackend{skipOn: "macvlan", uncheckOn: "ipvlan"}
+	run := &result.Run{}
+	if err := Run(context.Background(), units(b, []string{"ipvlan", "macvlan", "host-gw"}, nil), 1, &Recorder{Run: run}); err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Skipped) != 2 || run.Skipped[0].Network != "ipvlan" || !strings.Contains(run.Skipped[0].Reason, "CONFIG_X") ||
+		run.Skipped[1].Network != "macvlan" || run.Skipped[1].Reason != "no pod addresses" {
+		t.Errorf("skipped %+v", run.Skipped)
+	}
+	if len(run.Results) != 2 {
+		t.Errorf("%d results, want host-gw's 2", len(run.Results))
+	}
+}
+
+func TestRecorderPersists(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.json")
+	run := &result.Run{Schema: result.Schema}
+	rec := &Recorder{Run: run, Path: path}
+	rec.Result(result.Result{Network: "host", Workload: "tcp_rr", Round: 1})
+	got, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Incomplete || len(got.Results) != 1 {
+		t.Errorf("after one cell: incomplete=%v results=%d, want true 1", got.Incomplete, len(got.Results))
+	}
+	if run.Incomplete {
+		t.Error("the in-memory run was left marked incomplete")
+	}
+	if err := rec.Finish(true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = result.Read(path); got.Incomplete {
+		t.Error("finished run still marked incomplete")
+	}
+	ents, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(ents) != 1 {
+		t.Errorf("temporary files left: %v", ents)
+	}
+}
