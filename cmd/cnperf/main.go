@@ -32,6 +32,7 @@ func init() {
 		{"lab", "build one network and keep it up for other tools (iperf3, sockperf, tcpdump)", cmdLab},
 		{"suites", "list the presets `cnperf run --suite NAME` runs", cmdSuites},
 		{"report", "print the comparison table of a results JSON file", cmdReport},
+		{"compare", "compare two results files: what changed, with intervals and verdicts", cmdCompare},
 		{"load", "run the load engine (http_rate, http_qps, tcp_rate) against any server, or serve one", cmdLoad},
 		{"clean", "remove what killed runs left behind (namespaces, processes, state)", cmdClean},
 		{"agent", "(internal) the in-pod agent the coordinator drives", cmdAgent},

@@ -46,7 +46,8 @@ type Summary struct {
 	Figure string  `json:"figure"` // a Metrics key, see Metrics.Value
 	N      int     `json:"n"`      // rounds with a value
 	Median float64 `json:"median"`
-	// CILow and CIHigh bound the median with 95% confidence (CILevel).
+	// CILow and CIHigh bound the median with 95% confidence (CILevel);
+	// CILevel is 0 when there is no interval (N < 2).
 	CILow    float64 `json:"ci_low"`
 	CIHigh   float64 `json:"ci_high"`
 	CILevel  float64 `json:"ci_level"`
@@ -75,10 +76,19 @@ func (r Result) Key() CellKey {
 // its interval and a verdict: Significant only when the test's p is below
 // Alpha and the interval clears the minimum effect.
 type Comparison struct {
-	Against     CellKey `json:"against"`
-	Ratio       float64 `json:"ratio"` // median of the per-round ratios
-	CILow       float64 `json:"ci_low"`
-	CIHigh      float64 `json:"ci_high"`
+	Against CellKey `json:"against"`
+	// Ratio is the median of the per-round ratios (paired), or the ratio of
+	// the two medians (unpaired: two runs).
+	Ratio  float64 `json:"ratio"`
+	CILow  float64 `json:"ci_low"`
+	CIHigh float64 `json:"ci_high"`
+	// CILevel is the interval's confidence (0.95); 0 when there is no
+	// interval (fewer than 2 rounds), and then Test says why.
+	CILevel float64 `json:"ci_level,omitempty"`
+	// N is the number of rounds compared: pairs (paired), or the first
+	// cell's samples (unpaired), NAgainst the other's.
+	N           int     `json:"n,omitempty"`
+	NAgainst    int     `json:"n_against,omitempty"`
 	P           float64 `json:"p"`
 	Test        string  `json:"test"`
 	Alpha       float64 `json:"alpha"`

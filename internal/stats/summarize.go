@@ -1,0 +1,343 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// DefaultFigures are the headline figures Summarize uses for a workload
+// when no callback declares them: each is summarized where present.
+var DefaultFigures = []result.Figure{
+	result.FigThroughput, result.FigTransactions, result.FigP99, result.FigCPUPerByte, result.FigCPUPerTrans,
+}
+
+// NoisyCV is the spread of the reference cells' rates between rounds above
+// which Summarize warns that the machine was noisy. Why 10 %: the paired
+// interval's half-width is about t(n-1)·√2·CV/√n when each cell's noise is
+// its own, so with CV 10 % and 5 rounds a ratio is only known to ±17 %,
+// more than what separates host from bridge or bridge from an overlay's
+// routing variant (10-20 %); at 5 % it is ±9 %. A quiet machine shows 1-3 %.
+const NoisyCV = 0.10
+
+// Prefixes of the warnings Summarize writes; it replaces its own warnings
+// (and only those) each time it runs, so calling it after every round of a
+// run in progress leaves one current set.
+const (
+	WarnNoisy  = "noisy machine: "
+	WarnFailed = "failed rounds: "
+)
+
+// Reference is the cell k is compared with: the baseline network in the
+// same placement, workload, step (and LB and services, unset there); for a
+// service run (LB set) the pod-IP reference, lb "none", of the same network,
+// workload and step (whose step has no "services=N"). ok is false for a
+// reference cell itself.
+func Reference(k result.CellKey) (ref result.CellKey, ok bool) {
+	if k.LB != "" {
+		if k.LB == "none" {
+			return ref, false
+		}
+		var steps []string
+		for _, s := range strings.Fields(k.Step) {
+			if !strings.HasPrefix(s, "services=") {
+				steps = append(steps, s)
+			}
+		}
+		return result.CellKey{Network: k.Network, Workload: k.Workload, Placement: k.Placement, LB: "none", Step: strings.Join(steps, " ")}, true
+	}
+	if k.Network == "baseline" {
+		return ref, false
+	}
+	k.Network = "baseline"
+	return k, true
+}
+
+// isReference says whether k is what other cells are compared with.
+func isReference(k result.CellKey) bool {
+	return k.LB == "none" || (k.LB == "" && k.Network == "baseline")
+}
+
+// CellName names a cell for people: "vxlan cross-host tcp_rr lb=ipvs step".
+func CellName(k result.CellKey) string {
+	parts := []string{k.Network, k.Placement, k.Workload}
+	if k.LB != "" {
+		parts = append(parts, "lb="+k.LB)
+	}
+	if k.Step != "" {
+		parts = append(parts, k.Step)
+	}
+	return strings.Join(parts, " ")
+}
+
+// sample is one figure of one result: its round (0 when the file predates
+// rounds) and value.
+type sample struct {
+	round int
+	v     float64
+}
+
+func values(ss []sample) []float64 {
+	out := make([]float64, len(ss))
+	for i, s := range ss {
+		out[i] = s.v
+	}
+	return out
+}
+
+// cells groups results by cell in order of first appearance, skipping
+// errored ones.
+type cells struct {
+	order   []result.CellKey
+	results map[result.CellKey][]result.Result
+}
+
+func group(rs []result.Result) cells {
+	c := cells{results: map[result.CellKey][]result.Result{}}
+	for _, r := range rs {
+		if r.Error != "" {
+			continue
+		}
+		k := r.Key()
+		if _, ok := c.results[k]; !ok {
+			c.order = append(c.order, k)
+		}
+		c.results[k] = append(c.results[k], r)
+	}
+	return c
+}
+
+func figuresOf(figures func(string) []result.Figure, workload string) []result.Figure {
+	if figures != nil {
+		if fs := figures(workload); fs != nil {
+			return fs
+		}
+	}
+	return DefaultFigures
+}
+
+func (c cells) samples(k result.CellKey, key string) []sample {
+	var out []sample
+	for _, r := range c.results[k] {
+		if v, ok := r.Metrics.Value(key); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out = append(out, sample{r.Round, v})
+		}
+	}
+	return out
+}
+
+// summary is one cell's figure over its samples, without a comparison.
+func summary(k result.CellKey, key string, xs []float64, o Options) result.Summary {
+	s := result.Summary{Cell: k, Figure: key, N: len(xs), Median: Median(xs), CV: CV(xs), CIMethod: MethodNone}
+	s.CILow, s.CIHigh, s.CIMethod = Interval(xs, o.Level)
+	if s.CIMethod != MethodNone {
+		s.CILevel = o.Level
+	}
+	return s
+}
+
+// byRound pairs a's and b's samples by round, over the rounds both have
+// (the median where a round has several). ok is false when either side
+// has samples without a round (a file from before rounds): those cannot
+// be paired.
+func byRound(a, b []sample) (x, y []float64, ok bool) {
+	ra, rb := map[int][]float64{}, map[int][]float64{}
+	for _, s := range a {
+		if s.round <= 0 {
+			return nil, nil, false
+		}
+		ra[s.round] = append(ra[s.round], s.v)
+	}
+	for _, s := range b {
+		if s.round <= 0 {
+			return nil, nil, false
+		}
+		rb[s.round] = append(rb[s.round], s.v)
+	}
+	var rounds []int
+	for r := range ra {
+		if _, ok := rb[r]; ok {
+			rounds = append(rounds, r)
+		}
+	}
+	slices.Sort(rounds)
+	for _, r := range rounds {
+		x = append(x, Median(ra[r]))
+		y = append(y, Median(rb[r]))
+	}
+	return x, y, true
+}
+
+// compareCells compares cell a's samples with reference b's: paired by
+// round when both have rounds, otherwise as independent samples (Welch).
+func compareCells(a, b []sample, better result.Better, o Options) (result.Comparison, bool) {
+	if x, y, ok := byRound(a, b); ok {
+		return Paired(x, y, better, o)
+	}
+	return Unpaired(values(a), values(b), better, o)
+}
+
+// Summarize fills run.Summaries: for every cell (results with an error are
+// skipped) and every figure the workload declares (figures may be nil, or
+// return nil, for DefaultFigures), the median over rounds with its
+// interval and CV, and VsBaseline: the ratio to the Reference cell's same
+// figure, paired by round over the rounds both have. Files from before
+// rounds (Round 0) give one sample per result, compared unpaired. It
+// replaces the WarnNoisy and WarnFailed warnings in run.Warnings: a
+// reference cell's rate that varied more than NoisyCV between rounds, and
+// cells that failed in some rounds. It is safe to call again as rounds
+// finish.
+func Summarize(run *result.Run, figures func(workload string) []result.Figure) {
+	SummarizeWith(run, figures, Default)
+}
+
+// SummarizeWith is Summarize with other thresholds.
+func SummarizeWith(run *result.Run, figures func(workload string) []result.Figure, o Options) {
+	if run == nil {
+		return
+	}
+	o = o.norm()
+	c := group(run.Results)
+	run.Summaries = nil
+	for _, k := range c.order {
+		ref, hasRef := Reference(k)
+		for _, f := range figuresOf(figures, k.Workload) {
+			ss := c.samples(k, f.Key)
+			if len(ss) == 0 {
+				continue
+			}
+			s := summary(k, f.Key, values(ss), o)
+			if hasRef {
+				if rs := c.samples(ref, f.Key); len(rs) > 0 {
+					if cmp, ok := compareCells(ss, rs, f.Better, o); ok {
+						cmp.Against = ref
+						s.VsBaseline = &cmp
+					}
+				}
+			}
+			run.Summaries = append(run.Summaries, s)
+		}
+	}
+	warnings := run.Warnings[:0:0]
+	for _, w := range run.Warnings {
+		if !strings.HasPrefix(w, WarnNoisy) && !strings.HasPrefix(w, WarnFailed) {
+			warnings = append(warnings, w)
+		}
+	}
+	if w := noiseWarning(run.Summaries, figures); w != "" {
+		warnings = append(warnings, w)
+	}
+	warnings = append(warnings, failureWarnings(run.Results)...)
+	if len(warnings) == 0 {
+		warnings = nil
+	}
+	run.Warnings = warnings
+}
+
+// NoiseSummaries are the summaries that measure the machine's noise: the
+// rate figures (throughput, transactions/s) of the reference cells, or of
+// every cell when the run has no reference cell, with 2 rounds or more.
+// A table prints their CV; Summarize warns above NoisyCV.
+func NoiseSummaries(sums []result.Summary, figures func(workload string) []result.Figure) []result.Summary {
+	var refs, all []result.Summary
+	for _, s := range sums {
+		if s.N < 2 || !isRate(s, figures) {
+			continue
+		}
+		all = append(all, s)
+		if isReference(s.Cell) {
+			refs = append(refs, s)
+		}
+	}
+	if len(refs) > 0 {
+		return refs
+	}
+	return all
+}
+
+func isRate(s result.Summary, figures func(string) []result.Figure) bool {
+	for _, f := range figuresOf(figures, s.Cell.Workload) {
+		if f.Key == s.Figure {
+			return f.Kind == result.KindRate
+		}
+	}
+	return false
+}
+
+func figureLabel(s result.Summary, figures func(string) []result.Figure) string {
+	for _, f := range figuresOf(figures, s.Cell.Workload) {
+		if f.Key == s.Figure && f.Label != "" {
+			return f.Label
+		}
+	}
+	return s.Figure
+}
+
+func noiseWarning(sums []result.Summary, figures func(string) []result.Figure) string {
+	var noisy []result.Summary
+	for _, s := range NoiseSummaries(sums, figures) {
+		if s.CV > NoisyCV {
+			noisy = append(noisy, s)
+		}
+	}
+	if len(noisy) == 0 {
+		return ""
+	}
+	worst := slices.MaxFunc(noisy, func(a, b result.Summary) int { return cmpFloat(a.CV, b.CV) })
+	which := fmt.Sprintf("%s of %s", figureLabel(worst, figures), CellName(worst.Cell))
+	if len(noisy) > 1 {
+		which += fmt.Sprintf(", the worst of %d such figures", len(noisy))
+	}
+	return fmt.Sprintf("%sthe reference varied by %.0f %% between rounds (CV of %s over %d rounds); above %.0f %% differences the size of those between networks are lost in the noise: run more rounds (--repeat N), pin the agents to CPUs (--pin 0,1), stop other work on this machine",
+		WarnNoisy, 100*worst.CV, which, worst.N, 100*NoisyCV)
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// failureWarnings name the cells with an errored result: how many of their
+// runs failed, and the first error.
+func failureWarnings(rs []result.Result) []string {
+	type tally struct {
+		failed, total int
+		first         string
+	}
+	var order []result.CellKey
+	t := map[result.CellKey]*tally{}
+	for _, r := range rs {
+		k := r.Key()
+		if t[k] == nil {
+			t[k] = &tally{}
+			order = append(order, k)
+		}
+		t[k].total++
+		if r.Error != "" {
+			if t[k].failed == 0 {
+				t[k].first, _, _ = strings.Cut(r.Error, "\n")
+			}
+			t[k].failed++
+		}
+	}
+	var out []string
+	for _, k := range order {
+		if c := t[k]; c.failed > 0 {
+			rest := fmt.Sprintf("its figures are over the %d that worked", c.total-c.failed)
+			if c.failed == c.total {
+				rest = "it has no figures"
+			}
+			out = append(out, fmt.Sprintf("%s%s failed in %d of %d rounds (first: %s); %s",
+				WarnFailed, CellName(k), c.failed, c.total, c.first, rest))
+		}
+	}
+	return out
+}
