@@ -17,7 +17,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/pmqos"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -239,28 +238,12 @@ func cmdRun(args []string) error {
 		Schema: result.Schema, Version: version, StartedAt: time.Now().UTC(),
 		Command: os.Args, Environment: result.CaptureHost(),
 	}
-	switch *cpuLatency {
-	case "off":
-	case "auto":
-		if release, err := pmqos.Hold(0); err == nil {
-			defer release()
-			zero := 0
-			run.Environment.CPULatencyUs = &zero
-		} else if plan.Log != nil {
-			fmt.Fprintf(plan.Log, "note: no CPU latency bound held (%v); round trips include idle-state exits\n", err)
-		}
-	default:
-		us, err := strconv.Atoi(*cpuLatency)
-		if err != nil {
-			return fmt.Errorf("--cpu-latency %q: want microseconds, off or auto", *cpuLatency)
-		}
-		release, err := pmqos.Hold(us)
-		if err != nil {
-			return err
-		}
-		defer release()
-		run.Environment.CPULatencyUs = &us
+	release, held, err := holdCPULatency(*cpuLatency, plan.Log)
+	if err != nil {
+		return err
 	}
+	defer release()
+	run.Environment.CPULatencyUs = held
 	run.Environment.Tools = toolVersions()
 	execErr := runner.Execute(ctx, plan, run)
 	run.FinishedAt = time.Now().UTC()
@@ -271,6 +254,9 @@ func cmdRun(args []string) error {
 		}
 		fmt.Println()
 		report.Table(os.Stdout, run)
+		for _, w := range run.Warnings {
+			fmt.Fprintln(os.Stderr, "warning: "+w)
+		}
 		fmt.Printf("\nresults: %s\n", path)
 	}
 	if errors.Is(execErr, context.Canceled) {

@@ -24,6 +24,7 @@ import (
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
+	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -129,6 +130,10 @@ func (p *Plan) Validate() error {
 	return p.Lab.Validate()
 }
 
+// Figures is the lookup of a workload's headline figures the summaries
+// use (nil: the stats package's defaults).
+var Figures func(workload string) []result.Figure
+
 // Execute runs the plan and fills run. It returns ctx's error when cut
 // short; whatever was measured until then is in run (and in p.Out).
 func Execute(ctx context.Context, p Plan, run *result.Run) error {
@@ -165,5 +170,6 @@ func Execute(ctx context.Context, p Plan, run *result.Run) error {
 			f.Finish(run)
 		}
 	}
+	stats.Summarize(run, Figures)
 	return err
 }
