@@ -86,9 +86,23 @@ func TestBadInput(t *testing.T) {
 		{[]string{"load", "pace"}, "name the rates"},
 		{[]string{"load", "pace", "--rate", "10k"}, "positive whole numbers"},
 		{[]string{"load", "pace", "--rate", "1000", "--threads", "0"}, "must be positive"},
+		// found by the adversarial probe (issue 11)
+		{[]string{"run", "--networks", ","}, "names nothing"},
+		{[]string{"run", "--workloads", " , "}, "names nothing"},
+		{[]string{"run", "--duration", "0"}, "--duration 0: use a positive value"},
+		{[]string{"run", "--repeat", "0"}, "--repeat 0: use a positive value"},
+		{[]string{"run", "--message-size", "0"}, "--message-size 0: use a positive value"},
+		{[]string{"run", "--networks", "host", "--out", "/nonexistent/dir/x.json"}, "does not exist; create it first"},
+		{[]string{"run", "--networks", "host", "--out", "/proc/version"}, "cannot write results under /proc"},
+		{[]string{"run", "--networks", "host", "--out", "/tmp"}, "not a regular file"},
+		{[]string{"run", "--networks", "host", "RUNID=" + strings.Repeat("a", 200)}, "use at most 24"},
 	}
 	for i, c := range cases {
 		id := fmt.Sprintf("bad%d%s", i, lab.NewID())
+		if last := c.args[len(c.args)-1]; strings.HasPrefix(last, "RUNID=") {
+			id = strings.TrimPrefix(last, "RUNID=")
+			c.args = c.args[:len(c.args)-1]
+		}
 		cmd := exec.Command(bin, c.args...)
 		cmd.Env = append(os.Environ(), "CNPERF_RUN_ID="+id)
 		var stderr bytes.Buffer
@@ -102,8 +116,11 @@ func TestBadInput(t *testing.T) {
 		if strings.Count(msg, "\n") > 0 || !strings.Contains(msg, c.want) {
 			t.Errorf("%v: stderr %q, want one line containing %q", c.args, msg, c.want)
 		}
-		if strings.Contains(namespaces(), "cnperf-"+id+"-") {
+		if strings.Contains(namespaces(), "cnperf-"+id) {
 			t.Errorf("%v left namespaces behind: %s", c.args, namespaces())
+		}
+		if _, err := os.Stat("/nonexistent"); err == nil {
+			t.Errorf("%v created /nonexistent", c.args)
 		}
 	}
 }

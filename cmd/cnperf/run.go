@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"flag"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -135,6 +136,9 @@ func cmdRun(args []string) error {
 		extra[f.Name] = fs.String(f.Name, "", f.Usage)
 	}
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := explicitValues(fs); err != nil {
 		return err
 	}
 	st, err := suite.Get(*suiteName)
@@ -293,6 +297,29 @@ func resultsPath(out string) (string, error) {
 	f.Close()
 	os.Remove(f.Name())
 	return path, nil
+}
+
+// explicitValues refuses what a user typed that would silently mean
+// something else: a list flag given with no item in it (--networks ,), a
+// zero that would mean "the default" (--duration 0, --repeat 0).
+func explicitValues(fs *flag.FlagSet) error {
+	lists := map[string]string{"networks": "host,vxlan", "workloads": "tcp_rr,tcp_stream", "placement": "cross-host",
+		"lb": "iptables,ebpf-socket", "services": "1,10000", "pin": "0,1", "mode-opt": "key=value"}
+	zeros := map[string]string{"duration": "5s", "message-size": "1024", "repeat": "3", "startup-pods": "10", "mtu": "1500"}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err != nil {
+			return
+		}
+		v := f.Value.String()
+		if eg, ok := lists[f.Name]; ok && f.Name != "mode-opt" && len(splitList(v)) == 0 {
+			err = fmt.Errorf("--%s %q names nothing; give at least one, e.g. --%s %s, or leave it out for the default", f.Name, v, f.Name, eg)
+		}
+		if eg, ok := zeros[f.Name]; ok && (v == "0" || v == "0s") {
+			err = fmt.Errorf("--%s 0: use a positive value, e.g. --%s %s, or leave it out for the default", f.Name, f.Name, eg)
+		}
+	})
+	return err
 }
 
 func partial(n int, path string) string {

@@ -105,6 +105,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("lab: pod network %s; use an IPv4 prefix of /16 or shorter", c.PodNet)
 	case c.Underlay.Overlaps(c.PodNet):
 		return fmt.Errorf("lab: underlay %s overlaps pod network %s; pick disjoint ranges", c.Underlay, c.PodNet)
+	case len(c.ID) > MaxIDLen:
+		return fmt.Errorf("lab: run id %q is %d characters; use at most %d letters and digits (CNPERF_RUN_ID)", c.ID[:MaxIDLen]+"...", len(c.ID), MaxIDLen)
 	case !validID(c.ID):
 		// the id names folders that Teardown removes and is cut at the first
 		// "-" by Clean: "..", "/" or "-" in it would reach past cnperf's own
@@ -114,6 +116,10 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
+
+// MaxIDLen bounds a run id: it names namespaces and the folder holding
+// the agents' sockets, whose paths the kernel limits to 108 bytes.
+const MaxIDLen = 24
 
 func validID(id string) bool {
 	for _, r := range id {
@@ -325,7 +331,11 @@ func (l *Lab) AddNS(ctx context.Context, obj string) (string, error) {
 // the underlay bridge, its address, the MTU and forwarding on.
 func (l *Lab) Create(ctx context.Context) (err error) {
 	if !l.Cfg.NoStateDirs {
-		if err := os.MkdirAll(l.Dir, 0o755); err != nil {
+		err := os.MkdirAll(l.Dir, 0o755)
+		if err != nil && os.IsNotExist(err) { // another run's teardown removed the empty state root meanwhile
+			err = os.MkdirAll(l.Dir, 0o755)
+		}
+		if err != nil {
 			return fmt.Errorf("creating state folder: %w", err)
 		}
 		if err := os.WriteFile(filepath.Join(l.Dir, "owner"), []byte(ownerStamp(os.Getpid())), 0o644); err != nil {
@@ -460,6 +470,7 @@ func (l *Lab) Teardown() error {
 		if err := os.RemoveAll(l.Dir); err != nil {
 			errs = append(errs, err)
 		}
+		_ = os.Remove(filepath.Dir(l.Dir)) // the state root, once no run holds a folder in it
 	}
 	return errors.Join(errs...)
 }

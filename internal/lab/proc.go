@@ -237,5 +237,6 @@ func CleanRun(id string, force bool) ([]Leftover, error) {
 		}
 		removed = append(removed, lo)
 	}
+	_ = os.Remove(StateRoot) // only when no run holds a folder in it
 	return removed, firstErr
 }
