@@ -42,6 +42,15 @@ func (startupWorkload) Summary() string {
 	return "network start-up time: create a pod, time to the first ping reply from a peer (--repeat N, default 10), per phase"
 }
 func (startupWorkload) Proto() string { return "icmp" }
+
+// Figures: the mean create-to-first-reply time (with its ratio to the
+// baseline) and its p95, in milliseconds.
+func (startupWorkload) Figures() []result.Figure {
+	return []result.Figure{
+		{Key: "startup_ms.mean", Label: "ms", Unit: "ms", Better: result.LowerBetter, Kind: result.KindTime, Ratio: true},
+		{Key: "startup_ms.p95", Label: "p95 ms", Unit: "ms", Better: result.LowerBetter, Kind: result.KindTime},
+	}
+}
 func (startupWorkload) Defaults(p *workload.Params) {
 	if p.Duration == 0 {
 		p.Duration = time.Second
