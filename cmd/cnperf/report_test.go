@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,10 +12,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
-	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // runFiles are the stored run files the report package's goldens use too.
@@ -135,33 +135,6 @@ func TestGoldenReport(t *testing.T) {
 	})
 }
 
-// doneOf rebuilds the steps of a load run from its results, as cnperf load
-// kept them.
-func doneOf(run *result.Run) []workload.StepResult {
-	var done []workload.StepResult
-	for _, r := range run.Results {
-		p := workload.Params{Extra: map[string]string{}}
-		for k, v := range r.Params {
-			switch k {
-			case "duration_s":
-				p.Duration = time.Duration(v.(float64) * float64(time.Second))
-			case "message_size":
-				p.MessageSize = int(v.(float64))
-			default:
-				if s, ok := v.(string); ok {
-					p.Extra[k] = s
-				}
-			}
-		}
-		var err error
-		if r.Error != "" {
-			err = fmt.Errorf("%s", r.Error)
-		}
-		done = append(done, workload.StepResult{Params: p, Metrics: r.Metrics, Err: err})
-	}
-	return done
-}
-
 // TestGoldenLoadOutput locks what `cnperf load` prints per step and its
 // max-rate summary, on the stored load runs.
 func TestGoldenLoadOutput(t *testing.T) {
@@ -174,24 +147,55 @@ func TestGoldenLoadOutput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			done := doneOf(run)
 			out, _ := stdout(t, func() error {
-				for i, r := range run.Results {
+				for _, r := range run.Results {
 					if r.Error != "" {
 						continue
 					}
-					p := done[i].Params
-					rep := workload.Report{}
+					cpu := 0.0
 					if c := r.Metrics.ClientCPUSPerS; c != nil {
-						rep.CPUSeconds = *c * p.Duration.Seconds()
+						cpu = *c * r.Params[result.ParamDuration].(float64)
 					}
 					fmt.Printf("-- %s %s %s %s\n", r.Network, r.Placement, r.Workload, r.Step)
-					printLoad(os.Stdout, r.Workload, p, r.Metrics, rep)
+					report.LoadStep(os.Stdout, r, cpu)
 				}
-				printMaxRates(done)
+				report.MaxRates(os.Stdout, run.Results)
 				return nil
 			})
 			golden(t, "load_"+strings.TrimPrefix(name, "load_"), []byte(out))
 		})
+	}
+}
+
+func TestReportHelpAndArgs(t *testing.T) {
+	out, err := stdout(t, func() error { return cmdReport([]string{"-h"}) })
+	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(out, "usage of cnperf report FILE") || !strings.Contains(out, "-ratio") {
+		t.Errorf("report -h: err %v, output %q; want the usage", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "name a results file"},
+		{[]string{"--ratio", "a:b"}, "name a results file"},
+		{[]string{filepath.Join(runFiles, "startup.json"), "extra"}, "unexpected argument"},
+		{[]string{filepath.Join(runFiles, "reference.json"), "--ratio", "tcp_rr"}, "want two workloads"},
+	} {
+		_, err := stdout(t, func() error { return cmdReport(c.args) })
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("report %v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+func TestWorkloadsVerbose(t *testing.T) {
+	out, err := stdout(t, func() error { return cmdWorkloads([]string{"-v"}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"transactions_per_s", "with its ratio to baseline", "--rate=list", "--keepalive=bool", "options: none"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("workloads -v lacks %q", want)
+		}
 	}
 }
