@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/stats"
 )
@@ -77,7 +78,7 @@ func compareMain(args []string, stdout io.Writer) error {
 		}
 		runs[i] = r
 	}
-	rc := stats.CompareRuns(runs[0], runs[1], nil, stats.Default)
+	rc := stats.CompareRuns(runs[0], runs[1], report.FiguresOf, stats.Default)
 	rc.Old, rc.New = files[0], files[1]
 	printComparison(stdout, rc, runs[0], runs[1])
 	if *jsonOut != "" {

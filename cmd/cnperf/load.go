@@ -10,20 +10,19 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/hist"
 	"github.com/cnperf/cnperf/internal/httpserver"
 	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/nginx"
 	"github.com/cnperf/cnperf/internal/pmqos"
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/workload"
-	"github.com/cnperf/cnperf/internal/workload/load"
 )
 
 const loadUsage = `usage: cnperf load http_rate|http_qps|tcp_rate URL-or-ADDR [flags]
@@ -38,6 +37,11 @@ Runs cnperf's load engine against any server, outside a lab:
   cnperf load tcp_rate 127.0.0.1:11111 --rate 1000 --payload sockperf   (a sockperf server)
 and serves cnperf's built-in fixed-size server (or nginx, configured as the
 study did) for other tools to be measured against.`
+
+// loadWorkloads are the workloads `cnperf load` runs on its own.
+var loadWorkloads = []string{"http_rate", "http_qps", "tcp_rate"}
+
+func isLoadWorkload(name string) bool { return slices.Contains(loadWorkloads, name) }
 
 func cmdLoad(args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
@@ -54,7 +58,7 @@ func cmdLoad(args []string) error {
 		return cmdLoadPace(args[1:])
 	}
 	name := args[0]
-	if name != "http_rate" && name != "http_qps" && name != "tcp_rate" {
+	if !isLoadWorkload(name) {
 		return fmt.Errorf("workload %q; use http_rate, http_qps or tcp_rate", name)
 	}
 	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
@@ -67,14 +71,18 @@ func cmdLoad(args []string) error {
 	jsonOut := fs.String("json", "", "also write the results as cnperf/run/v1 JSON to this file")
 	hgrm := fs.String("hgrm", "", "write each step's latency distribution as HdrHistogram .hgrm files into this folder")
 	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
+	// the options the load workloads declare, but --server: the target
+	// is the server
 	extra := map[string]*string{}
 	for _, f := range workload.Flags() {
-		switch f.Name {
-		case "max-rate-search", "keepalive", "realtime":
-			extra[f.Name] = boolFlag(fs, f.Name, f.Usage)
-		case "rate", "response-size", "connections", "threads", "max-send-lag", "latency-bound", "payload", "poll":
-			extra[f.Name] = fs.String(f.Name, "", f.Usage)
+		if f.Name == "server" || !slices.ContainsFunc(workload.Takers(f.Name), isLoadWorkload) {
+			continue
 		}
+		if f.Bool {
+			extra[f.Name] = boolFlag(fs, f.Name, f.Usage)
+			continue
+		}
+		extra[f.Name] = fs.String(f.Name, "", f.Usage)
 	}
 	if err := parseFlags(fs, args[2:]); err != nil {
 		return err
@@ -130,9 +138,9 @@ func cmdLoad(args []string) error {
 		}
 	}
 	run.FinishedAt = time.Now().UTC()
-	printMaxRates(done)
+	report.MaxRates(os.Stdout, run.Results)
 	if *hgrm != "" {
-		files, err := writeHgrm(*hgrm, run)
+		files, err := report.WriteHgrm(*hgrm, run)
 		if err != nil {
 			return err
 		}
@@ -243,7 +251,7 @@ func loadStep(ctx context.Context, w workload.Workload, p workload.Params, addr 
 	}
 	m.ClientCPUSPerS = result.F(rep.CPUSeconds / p.Duration.Seconds())
 	res.Metrics, res.Histogram = m, h
-	printLoad(os.Stdout, w.Name(), p, m, rep)
+	report.LoadStep(os.Stdout, res, rep.CPUSeconds)
 	return res, nil
 }
 
@@ -253,131 +261,6 @@ func cpuTime() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
-func printLoad(out io.Writer, name string, p workload.Params, m result.Metrics, rep workload.Report) {
-	x := m.Extra
-	open := name != "http_qps"
-	if open {
-		fmt.Fprintf(out, "  achieved %.0f/s of %.0f/s: %.0f of %.0f answered, %.0f unsent, %.0f unanswered",
-			x["achieved_rps"], x["target_rps"], float64(*m.Transactions), x["scheduled"], x["unsent"], x["timeouts"])
-	} else {
-		fmt.Fprintf(out, "  %.0f requests/s: %d answered, %.0f connections opened", *m.TransactionsPerS, *m.Transactions, x["connects"])
-	}
-	errs := int64(0)
-	if m.Errors != nil {
-		errs = *m.Errors
-	}
-	fmt.Fprintf(out, ", %d errors\n", errs)
-	title := "latency"
-	if open {
-		title = "latency from intended send"
-	}
-	var cells []string
-	star := false
-	for _, q := range hist.TailPercentiles {
-		c := fmt.Sprintf("%s %.1f", q.Key, m.LatencyUs[q.Key])
-		if x["insignificant_"+q.Key] == 1 {
-			c += "*"
-			star = true
-		}
-		cells = append(cells, c)
-	}
-	cells = append(cells, fmt.Sprintf("max %.1f", m.LatencyUs["max"]))
-	fmt.Fprintf(out, "  %s (us): %s\n", title, strings.Join(cells, "  "))
-	if open {
-		fmt.Fprintf(out, "  uncorrected (us): p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
-			x["uncorrected_p50_us"], x["uncorrected_p99_us"], x["uncorrected_p99.9_us"], x["uncorrected_max_us"])
-		fmt.Fprintf(out, "  send lag (us):    p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
-			x["send_lag_p50_us"], x["send_lag_p99_us"], x["send_lag_p99.9_us"], x["send_lag_max_us"])
-		if b, ok := x["conns_busy_pct"]; ok {
-			fmt.Fprintf(out, "  every connection busy while a request was due: %.2f%% of the window\n", b)
-		}
-	}
-	if star {
-		fmt.Fprintf(out, "  * not significant: %.0f samples are too few for that percentile\n", x["samples"])
-	}
-	if rep.CPUSeconds > 0 && *m.Transactions > 0 {
-		fmt.Fprintf(out, "  client CPU: %.2f s/s, %.2f us per request\n", rep.CPUSeconds/p.Duration.Seconds(), rep.CPUSeconds/float64(*m.Transactions)*1e6)
-	}
-	if open {
-		lag, _ := time.ParseDuration(p.Extra["max-send-lag"])
-		if lag == 0 {
-			lag = time.Millisecond
-		}
-		if v := load.Verdict(m, lag); v != "" {
-			fmt.Fprintf(out, "  verdict: %s (not a valid latency)\n", strings.ToUpper(v[:1])+v[1:])
-		} else {
-			fmt.Fprintf(out, "  verdict: rate held\n")
-		}
-	}
-}
-
-// writeHgrm writes every result's latency distributions as .hgrm text:
-// NAME.hgrm for the main (corrected) latency, NAME.uncorrected.hgrm and
-// NAME.send_lag.hgrm beside it for open-loop steps.
-func writeHgrm(dir string, run *result.Run) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	var files []string
-	used := map[string]int{}
-	for _, r := range run.Results {
-		if r.Histogram == "" {
-			continue
-		}
-		base := fileSafe(strings.Join(nonEmpty(r.Network, r.Placement, r.Workload, r.Step), "_"))
-		used[base]++
-		if n := used[base]; n > 1 {
-			base += fmt.Sprintf("_%d", n)
-		}
-		hs := map[string]string{"": r.Histogram}
-		for k, v := range r.Metrics.Histograms {
-			hs["."+k] = v
-		}
-		for suffix, enc := range hs {
-			h, err := hist.Decode(enc)
-			if err != nil {
-				return files, err
-			}
-			path := filepath.Join(dir, base+suffix+".hgrm")
-			f, err := os.Create(path)
-			if err != nil {
-				return files, err
-			}
-			err = h.WriteHgrm(f)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return files, fmt.Errorf("writing %s: %w", path, err)
-			}
-			files = append(files, path)
-		}
-	}
-	return files, nil
-}
-
-func nonEmpty(ss ...string) []string {
-	var out []string
-	for _, s := range ss {
-		if s != "" && s != "-" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func fileSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			return r
-		case r == '%':
-			return 'p'
-		}
-		return '_'
-	}, s)
 }
 
 func cmdLoadServe(args []string) error {
@@ -433,34 +316,6 @@ func cmdLoadServe(args []string) error {
 		return fmt.Errorf("server %q; use http, tcp or nginx", kind)
 	}
 	return nil
-}
-
-// printMaxRates sums up a --max-rate-search: the highest rate held per
-// response size.
-func printMaxRates(done []workload.StepResult) {
-	maxBy := map[string]string{}
-	var sizes []string
-	for _, d := range done {
-		x := d.Params.Extra
-		if x["phase"] == "" {
-			continue
-		}
-		sz := x["response-size"]
-		if _, ok := maxBy[sz]; !ok {
-			sizes = append(sizes, sz)
-			maxBy[sz] = ""
-		}
-		if x["max_rate"] != "" {
-			maxBy[sz] = x["max_rate"]
-		}
-	}
-	for _, sz := range sizes {
-		if maxBy[sz] == "" {
-			fmt.Printf("max rate (size %s): none held; every search step was saturated or over the latency bound\n", sz)
-		} else {
-			fmt.Printf("max rate (size %s): %s/s held (not saturated, p99 within the latency bound)\n", sz, maxBy[sz])
-		}
-	}
 }
 
 // optBool is a workload switch: unset (""), or "true"/"false" once given,

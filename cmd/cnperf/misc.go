@@ -12,6 +12,7 @@ import (
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/suite"
@@ -43,6 +44,7 @@ func cmdNetworks(args []string) error {
 
 func cmdWorkloads(args []string) error {
 	fs := newFlags("workloads")
+	verbose := fs.Bool("v", false, "also each workload's options (its flags) and the figures it reports")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -54,19 +56,46 @@ func cmdWorkloads(args []string) error {
 		w.Defaults(&p)
 		fmt.Fprintf(tw, "%s\t%s\t%d B\t%s\n", n, w.Proto(), p.MessageSize, w.Summary())
 	}
-	return tw.Flush()
+	for _, n := range workload.MeasureNames() {
+		m, _ := workload.GetMeasure(n)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, "-", "-", m.Summary)
+	}
+	if err := tw.Flush(); err != nil || !*verbose {
+		return err
+	}
+	for _, n := range workload.Names() {
+		w, _ := workload.Get(n)
+		fmt.Printf("\n%s\n  figures:\n", n)
+		for _, f := range w.Figures() {
+			line := fmt.Sprintf("    %-22s %-14s %s is better", f.Key, f.Label, f.Better)
+			if f.Ratio {
+				line += ", with its ratio to baseline"
+			}
+			fmt.Println(line)
+		}
+		if opts := workload.OptionsOf(w); len(opts) > 0 {
+			fmt.Println("  options (flags of cnperf run):")
+			option.Describe(os.Stdout, "    --", opts)
+		} else {
+			fmt.Println("  options: none")
+		}
+	}
+	return nil
 }
 
 func cmdReport(args []string) error {
-	fs := newFlags("report")
-	if len(args) == 0 {
-		return fmt.Errorf("name a results file: cnperf report cnperf-results/run-....json")
-	}
-	path := args[0]
+	fs := newFlags("report FILE")
 	hgrm := fs.String("hgrm", "", "also write every result's latency distribution as HdrHistogram .hgrm text into this folder")
 	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: A:B (e.g. tcp_stream:iperf3_tcp)")
-	if err := parseFlags(fs, args[1:]); err != nil {
+	path, rest := "", args
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		path, rest = args[0], args[1:]
+	}
+	if err := parseFlags(fs, rest); err != nil {
 		return err
+	}
+	if path == "" {
+		return fmt.Errorf("name a results file: cnperf report cnperf-results/run-....json")
 	}
 	run, err := result.Read(path)
 	if err != nil {
@@ -81,7 +110,7 @@ func cmdReport(args []string) error {
 	}
 	report.Table(os.Stdout, run)
 	if *hgrm != "" {
-		files, err := writeHgrm(*hgrm, run)
+		files, err := report.WriteHgrm(*hgrm, run)
 		if err != nil {
 			return err
 		}

@@ -3,8 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
-	"flag"
 	"errors"
+	"flag"
 	"fmt"
 	"net/netip"
 	"os"

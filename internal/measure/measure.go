@@ -176,7 +176,7 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 	if rxOK && mt.Bytes != nil && *mt.Bytes > 0 {
 		if rx1, ok := rxc.RxBytes(ctx, rxPod, rxPeer); ok {
 			setExtra(&mt, result.ExtraIfaceRxBytes, float64(rx1-rx0))
-			setExtra(&mt, result.ExtraIfaceRxPerPayload, float64(rx1-rx0)/float64(*mt.Bytes))
+			setExtra(&mt, result.ExtraIfaceRxPerBytes, float64(rx1-rx0)/float64(*mt.Bytes))
 		}
 	}
 	if hasCPU {

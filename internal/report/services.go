@@ -8,26 +8,49 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // svcMeasure is one column group of the services table: a workload, and
-// for http_qps whether connections were kept alive.
+// how its results used connections (short or long, as it declares).
 type svcMeasure struct {
-	workload, keepalive string
+	workload string
+	conn     workload.Connections
 }
 
 func (m svcMeasure) title() string {
-	switch {
-	case m.workload == "tcp_crr":
-		return "short tcp_crr/s"
-	case m.workload == "tcp_rr":
-		return "long tcp_rr/s"
-	case m.keepalive == "false":
-		return "short " + m.workload + "/s"
-	case m.keepalive == "true":
-		return "long " + m.workload + "/s"
+	if m.conn.Style != "" {
+		return m.conn.Style + " " + m.workload + "/s"
 	}
 	return m.workload + "/s"
+}
+
+// connectionsOf asks workload wl how the result with params used
+// connections (nothing when it does not say).
+func connectionsOf(wl string, params map[string]any) workload.Connections {
+	w, err := workload.Get(wl)
+	if err != nil {
+		return workload.Connections{}
+	}
+	cu, ok := w.(workload.ConnectionUser)
+	if !ok {
+		return workload.Connections{}
+	}
+	text := map[string]string{}
+	for k, v := range params {
+		if s, ok := v.(string); ok {
+			text[k] = s
+		}
+	}
+	return cu.Connections(text)
+}
+
+// shortName is a workload's name after its protocol: "crr" of "tcp_crr".
+func shortName(wl string) string {
+	if i := strings.LastIndexByte(wl, '_'); i >= 0 {
+		return wl[i+1:]
+	}
+	return wl
 }
 
 type svcRow struct {
@@ -40,7 +63,8 @@ type svcRow struct {
 // time it took to program them, the rate of each workload with its %
 // difference to iptables and to ipvs (same network and service count; the
 // pod-IP reference against the smallest count), and tcp_crr's median
-// transaction time, which is dominated by the connect.
+// transaction time for the workloads that declare it dominated by the
+// connect (tcp_crr).
 func Services(w io.Writer, run *result.Run) {
 	var rows []svcRow
 	seenRow := map[svcRow]bool{}
@@ -68,19 +92,18 @@ func Services(w io.Writer, run *result.Run) {
 			}
 		}
 		hasIPVS = hasIPVS || r.LB == "ipvs"
-		ka, _ := r.Params["keepalive"].(string)
-		m := svcMeasure{r.Workload, ka}
+		m := svcMeasure{r.Workload, connectionsOf(r.Workload, r.Params)}
 		if !seenM[m] {
 			seenM[m] = true
 			measures = append(measures, m)
 		}
 		rate[k][m] = append(rate[k][m], *r.Metrics.TransactionsPerS)
-		if r.Workload == "tcp_crr" {
+		if m.conn.ConnectBound {
 			if v, ok := r.Metrics.LatencyUs["p50"]; ok {
 				crrP50[k] = append(crrP50[k], v)
 			}
 		}
-		if v, ok := r.Metrics.Extra["sync_s"]; ok {
+		if v, ok := r.Metrics.Extra[result.ExtraSyncS]; ok {
 			syncS[k] = append(syncS[k], v)
 		}
 	}
@@ -132,8 +155,8 @@ func Services(w io.Writer, run *result.Run) {
 		for _, ref := range refs {
 			head = append(head, "vs "+ref)
 		}
-		if m.workload == "tcp_crr" {
-			head = append(head, "crr p50 us")
+		if m.conn.ConnectBound {
+			head = append(head, shortName(m.workload)+" p50 us")
 		}
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
@@ -162,7 +185,7 @@ func Services(w io.Writer, run *result.Run) {
 				}
 				row = append(row, cell)
 			}
-			if m.workload == "tcp_crr" {
+			if m.conn.ConnectBound {
 				if p, ok := avg(crrP50[k]); ok {
 					row = append(row, usec(p))
 				} else {

@@ -11,45 +11,82 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 type rowKey struct{ network, placement, lb string }
 
-// column is one figure of one workload.
+// column is one declared figure of one workload.
 type column struct {
 	workload string
 	title    string
-	get      func(result.Metrics) (float64, bool)
-	format   func(float64) string
-	ratio    bool // show the ratio to baseline
+	fig      result.Figure
 }
 
-func tput(m result.Metrics) (float64, bool) {
-	if m.ThroughputBps == nil {
-		return 0, false
+// FiguresOf returns the headline figures workload name declares (see
+// workload.Workload.Figures). A workload this binary does not know, as in a
+// file from another version, shows its transactions/s.
+func FiguresOf(name string) []result.Figure {
+	if w, err := workload.Get(name); err == nil {
+		if fs := w.Figures(); len(fs) > 0 {
+			return fs
+		}
 	}
-	return *m.ThroughputBps, true
-}
-func tps(m result.Metrics) (float64, bool) {
-	if m.TransactionsPerS == nil {
-		return 0, false
+	if m, ok := workload.GetMeasure(name); ok && len(m.Figures) > 0 {
+		return m.Figures
 	}
-	return *m.TransactionsPerS, true
-}
-func lat(key string) func(result.Metrics) (float64, bool) {
-	return func(m result.Metrics) (float64, bool) {
-		v, ok := m.LatencyUs[key]
-		return v, ok
-	}
-}
-func loss(m result.Metrics) (float64, bool) {
-	if m.LossRatio == nil {
-		return 0, false
-	}
-	return *m.LossRatio, true
+	return []result.Figure{result.FigTransactions}
 }
 
-func gbps(v float64) string { return fmt.Sprintf("%.2f", v/1e9) }
+// value reads a figure of one result. A latency of a step that did not
+// hold its rate is not valid and reads as absent; the saturated flag
+// reads as its cause (see saturation).
+func value(f result.Figure, m result.Metrics) (float64, bool) {
+	switch {
+	case f.Key == satKey:
+		return saturation(m)
+	case f.Kind == result.KindLatency && m.Extra[result.ExtraSaturated] == 1:
+		return 0, false
+	}
+	v, ok := m.Value(f.Key)
+	if !ok && f.ZeroIfAbsent {
+		return 0, true
+	}
+	return v, ok
+}
+
+// format prints a figure's value in its unit.
+func format(f result.Figure, v float64) string {
+	switch f.Kind {
+	case result.KindRate, result.KindBytes, result.KindCount:
+		if f.Scale != 0 && f.Scale != 1 {
+			return fmt.Sprintf("%.2f", f.Display(v))
+		}
+		return count(v)
+	case result.KindLatency, result.KindTime:
+		return fmt.Sprintf("%.1f", f.Display(v))
+	case result.KindRatio:
+		if f.Unit == "%" {
+			return fmt.Sprintf("%.2f%%", v*100)
+		}
+		return fmt.Sprintf("%.3f", f.Display(v))
+	case result.KindFlag:
+		return saturatedBy(v)
+	}
+	return fmt.Sprintf("%.2f", f.Display(v))
+}
+
+// mark suffixes a latency percentile with "*" when too few samples back it.
+func mark(f result.Figure, m result.Metrics) string {
+	if f.Kind != result.KindLatency {
+		return ""
+	}
+	if q, ok := strings.CutPrefix(f.Key, "latency_us."); ok && m.Extra[result.ExtraInsignificant(q)] == 1 {
+		return "*"
+	}
+	return ""
+}
+
 func count(v float64) string {
 	switch {
 	case v >= 1e6:
@@ -60,36 +97,40 @@ func count(v float64) string {
 	return fmt.Sprintf("%.0f", v)
 }
 func usec(v float64) string { return fmt.Sprintf("%.1f", v) }
-func pct(v float64) string  { return fmt.Sprintf("%.2f%%", v*100) }
 
-func columnsFor(workload string) []column {
-	switch {
-	case strings.HasSuffix(workload, "_stream") || strings.HasPrefix(workload, "iperf3"):
-		cs := []column{{workload, workload + " Gbit/s", tput, gbps, true}}
-		if strings.HasPrefix(workload, "udp") {
-			cs = append(cs, column{workload, "loss", loss, pct, false})
+// columnsFor lays out a workload's declared figures; the first is titled
+// with the workload's name. A CPU cost shows only where the run measured it.
+func columnsFor(wl string, results []result.Result) []column {
+	var cs []column
+	for i, f := range FiguresOf(wl) {
+		if f.Kind == result.KindCost && !measured(results, wl, f) {
+			continue
 		}
-		return cs
-	case strings.HasSuffix(workload, "_rr") || strings.HasSuffix(workload, "_crr") || strings.HasPrefix(workload, "sockperf"):
-		return []column{
-			{workload, workload + " trans/s", tps, count, true},
-			{workload, "p50 us", lat("p50"), usec, false},
-			{workload, "p99 us", lat("p99"), usec, false},
+		title := f.Label
+		if i == 0 {
+			title = wl + " " + f.Label
 		}
+		cs = append(cs, column{workload: wl, title: title, fig: f})
 	}
-	if workload == "startup" {
-		return startupColumns(workload)
-	}
-	if cs := loadColumns(workload); cs != nil {
-		return cs
-	}
-	return []column{{workload, workload + " trans/s", tps, count, true}}
+	return cs
 }
 
-// Table writes a row per network and placement, a column per figure, each
-// headline figure followed by its ratio to the baseline in the same
-// placement. Repeated measurements are averaged; n>1 adds the spread. Steps
-// of multi-step workloads (a rate ladder, a size sweep) get a table each.
+func measured(results []result.Result, wl string, f result.Figure) bool {
+	for _, r := range results {
+		if _, ok := r.Metrics.Value(f.Key); ok && r.Workload == wl {
+			return true
+		}
+	}
+	return false
+}
+
+// Table writes a row per network and placement, a column per figure each
+// workload declares, each main figure followed by its ratio to the baseline
+// in the same placement. Steps of multi-step workloads (a rate ladder, a
+// size sweep) get a table each. Repeated measurements are averaged, n>1
+// adding the spread; a run with Summaries (interleaved rounds) shows each
+// figure's median and the ratio's interval, ≈ marking no significant
+// difference, and a legend naming the test.
 func Table(w io.Writer, run *result.Run) {
 	var steps []string
 	byStep := map[string][]result.Result{}
@@ -99,6 +140,7 @@ func Table(w io.Writer, run *result.Run) {
 		}
 		byStep[r.Step] = append(byStep[r.Step], r)
 	}
+	sums := indexSummaries(run.Summaries)
 	searchSteps := 0
 	for i, st := range steps {
 		if searchStep(st) {
@@ -111,7 +153,7 @@ func Table(w io.Writer, run *result.Run) {
 		if st != "" {
 			fmt.Fprintf(w, "== %s ==\n", st)
 		}
-		table(w, byStep[st])
+		table(w, byStep[st], sums)
 	}
 	if searchSteps > 0 {
 		fmt.Fprintf(w, "(%d steps of the max-rate search are in the JSON, not shown)\n", searchSteps)
@@ -127,15 +169,80 @@ func Table(w io.Writer, run *result.Run) {
 		}
 		fmt.Fprintf(w, "skipped %s: %s\n", what, s.Reason)
 	}
+	for _, m := range run.Warnings {
+		fmt.Fprintln(w, "warning: "+m)
+	}
+	if run.Incomplete {
+		fmt.Fprintln(w, "incomplete: the run was cut short or is still going; cells not shown were not measured")
+	}
+	if len(sums) > 0 {
+		legend(w, run)
+		return
+	}
 	fmt.Fprintln(w, "(x) is the ratio to baseline in the same placement: above 1 is more throughput or transactions.")
 }
 
-func table(w io.Writer, results []result.Result) {
+// sumKey finds the summary of one figure of one cell.
+type sumKey struct {
+	cell   result.CellKey
+	figure string
+}
+
+func indexSummaries(ss []result.Summary) map[sumKey]result.Summary {
+	if len(ss) == 0 {
+		return nil
+	}
+	m := map[sumKey]result.Summary{}
+	for _, s := range ss {
+		m[sumKey{s.Cell, s.Figure}] = s
+	}
+	return m
+}
+
+// legend explains a table of medians: what the ratio and its interval
+// are, and what ≈ means, from the run's own comparisons.
+func legend(w io.Writer, run *result.Run) {
+	n, level := run.Rounds, 0.0
+	var c *result.Comparison
+	for _, s := range run.Summaries {
+		n = max(n, s.N)
+		if level == 0 {
+			level = s.CILevel
+		}
+		if c == nil && s.VsBaseline != nil {
+			c = s.VsBaseline
+		}
+	}
+	if level == 0 {
+		level = 0.95
+	}
+	fmt.Fprintf(w, "figures are medians over %d rounds; (x) is the ratio to baseline in the same placement (the median of\n", n)
+	fmt.Fprintf(w, "the per-round ratios) and [lo, hi] its %g%% interval: above 1 is more throughput or transactions.\n", 100*level)
+	if c != nil {
+		fmt.Fprintf(w, "≈: no significant difference (%s over %d rounds, p<%g and ≥%g %% effect)\n", c.Test, n, c.Alpha, 100*c.MinEffect)
+	}
+}
+
+// ratio prints a comparison: 1.12x when significant, ≈1.02x when not,
+// with its interval.
+func ratio(c result.Comparison) string {
+	s := fmt.Sprintf("%.2fx", c.Ratio)
+	if !c.Significant {
+		s = "≈" + s
+	}
+	if c.CILow != 0 || c.CIHigh != 0 {
+		s += fmt.Sprintf(" [%.2f, %.2f]", c.CILow, c.CIHigh)
+	}
+	return s
+}
+
+func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary) {
 	var keys []rowKey
 	seen := map[rowKey]bool{}
 	var workloads []string
 	wseen := map[string]bool{}
 	vals := map[rowKey]map[string][]result.Metrics{}
+	cells := map[rowKey]map[string]result.CellKey{}
 	errs := map[rowKey]map[string]string{}
 	for _, r := range results {
 		k := rowKey{r.Network, r.Placement, r.LB}
@@ -143,11 +250,15 @@ func table(w io.Writer, results []result.Result) {
 			seen[k] = true
 			keys = append(keys, k)
 			vals[k] = map[string][]result.Metrics{}
+			cells[k] = map[string]result.CellKey{}
 			errs[k] = map[string]string{}
 		}
 		if !wseen[r.Workload] {
 			wseen[r.Workload] = true
 			workloads = append(workloads, r.Workload)
+		}
+		if _, ok := cells[k][r.Workload]; !ok {
+			cells[k][r.Workload] = r.Key()
 		}
 		if r.Error != "" {
 			errs[k][r.Workload] = r.Error
@@ -160,7 +271,7 @@ func table(w io.Writer, results []result.Result) {
 	})
 	var cols []column
 	for _, wl := range workloads {
-		cols = append(cols, columnsFor(wl)...)
+		cols = append(cols, columnsFor(wl, results)...)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"network", "placement"}
@@ -176,26 +287,36 @@ func table(w io.Writer, results []result.Result) {
 		}
 		base := rowKey{"baseline", k.placement, ""}
 		for _, c := range cols {
-			if e := errs[k][c.workload]; e != "" && len(vals[k][c.workload]) == 0 {
+			ms := vals[k][c.workload]
+			if e := errs[k][c.workload]; e != "" && len(ms) == 0 {
 				row = append(row, "error")
 				notes = append(notes, fmt.Sprintf("%s %s %s: %s", k.network, k.placement, c.workload, e))
 				errs[k][c.workload] = "" // note once
 				continue
 			}
-			v, sd, n, ok := mean(vals[k][c.workload], c.get)
+			if s, ok := sums[sumKey{cells[k][c.workload], c.fig.Key}]; ok && s.N > 0 {
+				cell := format(c.fig, s.Median)
+				if len(ms) > 0 {
+					cell += mark(c.fig, ms[0])
+				}
+				if c.fig.Ratio && s.VsBaseline != nil {
+					cell += " (" + ratio(*s.VsBaseline) + ")"
+				}
+				row = append(row, cell)
+				continue
+			}
+			get := func(m result.Metrics) (float64, bool) { return value(c.fig, m) }
+			v, sd, n, ok := mean(ms, get)
 			if !ok {
 				row = append(row, "-")
 				continue
 			}
-			cell := c.format(v)
-			if mk := marks[c.workload+" "+c.title]; mk != nil {
-				cell += mk(vals[k][c.workload][0])
-			}
+			cell := format(c.fig, v) + mark(c.fig, ms[0])
 			if n > 1 {
 				cell += fmt.Sprintf("±%.0f%%", 100*sd/math.Max(v, 1e-12))
 			}
-			if c.ratio {
-				if b, _, _, ok := mean(vals[base][c.workload], c.get); ok && b > 0 {
+			if c.fig.Ratio {
+				if b, _, _, ok := mean(vals[base][c.workload], get); ok && b > 0 {
 					cell += fmt.Sprintf(" (%.2fx)", v/b)
 				}
 			}

@@ -70,3 +70,64 @@ func TestAbsentMetricsAreAbsent(t *testing.T) {
 		}
 	}
 }
+
+func TestFiguresOfUnknownWorkload(t *testing.T) {
+	if fs := FiguresOf("tcp_gone"); len(fs) != 1 || fs[0].Key != result.KeyTransactions {
+		t.Errorf("an unknown workload shows %v, want its transactions/s", fs)
+	}
+	var b bytes.Buffer
+	Table(&b, &result.Run{Results: []result.Result{{Network: "host", Workload: "tcp_gone", Placement: "cross-host",
+		Metrics: result.Metrics{TransactionsPerS: result.F(5)}}}})
+	if !strings.Contains(b.String(), "tcp_gone trans/s") || !strings.Contains(b.String(), "  5") {
+		t.Errorf("unknown workload's table:\n%s", b.String())
+	}
+}
+
+// TestSummariesTable checks the table of an interleaved run: medians, the
+// ratio marked ≈ unless significant, its interval, warnings and the legend
+// with the test the run used; and the CPU column only where measured.
+func TestSummariesTable(t *testing.T) {
+	cell := func(net string) result.CellKey {
+		return result.CellKey{Network: net, Workload: "tcp_rr", Placement: "cross-host"}
+	}
+	var rs []result.Result
+	for round := 1; round <= 3; round++ {
+		for _, n := range []string{"baseline", "vxlan", "host"} {
+			r := rr(n, "cross-host", 1000*float64(round))
+			r.Round = round
+			rs = append(rs, r)
+		}
+	}
+	cmp := func(ratio float64, sig bool) *result.Comparison {
+		return &result.Comparison{Against: cell("baseline"), Ratio: ratio, CILow: ratio - 0.03, CIHigh: ratio + 0.04,
+			P: 0.2, Test: "Wilcoxon signed-rank", Alpha: 0.01, MinEffect: 0.1, Significant: sig}
+	}
+	run := &result.Run{Rounds: 3, Results: rs, Warnings: []string{"noisy machine"}, Summaries: []result.Summary{
+		{Cell: cell("baseline"), Figure: result.KeyTransactions, N: 3, Median: 20000, CILevel: 0.9},
+		{Cell: cell("vxlan"), Figure: result.KeyTransactions, N: 3, Median: 11000, CILevel: 0.9, VsBaseline: cmp(0.55, true)},
+		{Cell: cell("host"), Figure: result.KeyTransactions, N: 3, Median: 20400, CILevel: 0.9, VsBaseline: cmp(1.02, false)},
+		{Cell: cell("host"), Figure: "latency_us.p50", N: 3, Median: 12.5},
+	}}
+	var b bytes.Buffer
+	Table(&b, run)
+	out := b.String()
+	t.Log("\n" + out)
+	for _, want := range []string{
+		"20.0k  ", "11.0k (0.55x [0.52, 0.59])", "20.4k (≈1.02x [0.99, 1.06])", "12.5", "warning: noisy machine",
+		"medians over 3 rounds", "its 90% interval",
+		"≈: no significant difference (Wilcoxon signed-rank over 3 rounds, p<0.01 and ≥10 % effect)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "CPU") || strings.Contains(out, "(x) is the ratio to baseline in the same placement: above") {
+		t.Error("a CPU column without CPU figures, or the one-round legend")
+	}
+	rs[0].Metrics.CPU = &result.CPUCost{UsPerTrans: result.F(7.25)}
+	b.Reset()
+	Table(&b, run)
+	if !strings.Contains(b.String(), "CPU us/trans") || !strings.Contains(b.String(), "7.25") {
+		t.Errorf("no CPU column where the run measured it:\n%s", b.String())
+	}
+}

@@ -24,6 +24,8 @@ const (
 	KindCost    FigureKind = "cost"    // CPU per transaction or per byte
 	KindTime    FigureKind = "time"    // a duration (start-up, sync)
 	KindRatio   FigureKind = "ratio"   // loss, fairness
+	KindCount   FigureKind = "count"   // a number of things: samples, errors
+	KindFlag    FigureKind = "flag"    // 1 yes, 0 no (saturated)
 )
 
 // Figure describes one headline number of a workload: where it sits in
@@ -37,6 +39,12 @@ type Figure struct {
 	Scale  float64    `json:"scale"` // displayed = value / Scale (0 means 1)
 	Better Better     `json:"better"`
 	Kind   FigureKind `json:"kind"`
+	// Ratio asks for the figure's ratio to the baseline beside it: a
+	// workload's main figure (its rate, its start-up time).
+	Ratio bool `json:"ratio,omitempty"`
+	// ZeroIfAbsent is for counters written only when non-zero (errors):
+	// absent reads as 0, not as "not measured".
+	ZeroIfAbsent bool `json:"zero_if_absent,omitempty"`
 }
 
 // Display converts a raw value to the figure's unit.
@@ -56,27 +64,24 @@ const (
 	KeyDuration     = "duration_s"
 	KeyClientCPU    = "client_cpu_s_per_s"
 	KeyServerCPU    = "server_cpu_s_per_s"
-)
-
-// Keys of Metrics.Extra written by the measure path (the JSON text of each
-// is part of the v1 schema).
-const (
-	ExtraDaemonCPU         = "daemon_cpu_s_per_s"
-	ExtraIfaceRxBytes      = "iface_rx_bytes"
-	ExtraIfaceRxPerPayload = "iface_rx_per_payload_byte"
-	ExtraSyncS             = "sync_s"
+	KeyErrors       = "errors"
 )
 
 // Common figures, shared by the workloads that report them.
 var (
-	FigThroughput   = Figure{Key: KeyThroughput, Label: "Gbit/s", Unit: "Gbit/s", Scale: 1e9, Better: HigherBetter, Kind: KindRate}
-	FigTransactions = Figure{Key: KeyTransactions, Label: "trans/s", Unit: "1/s", Better: HigherBetter, Kind: KindRate}
+	FigThroughput   = Figure{Key: KeyThroughput, Label: "Gbit/s", Unit: "Gbit/s", Scale: 1e9, Better: HigherBetter, Kind: KindRate, Ratio: true}
+	FigTransactions = Figure{Key: KeyTransactions, Label: "trans/s", Unit: "1/s", Better: HigherBetter, Kind: KindRate, Ratio: true}
 	FigP50          = Figure{Key: "latency_us.p50", Label: "p50 us", Unit: "us", Better: LowerBetter, Kind: KindLatency}
 	FigP99          = Figure{Key: "latency_us.p99", Label: "p99 us", Unit: "us", Better: LowerBetter, Kind: KindLatency}
 	FigLoss         = Figure{Key: KeyLoss, Label: "loss %", Unit: "%", Scale: 0.01, Better: LowerBetter, Kind: KindRatio}
 	FigCPUPerTrans  = Figure{Key: "cpu.us_per_trans", Label: "CPU us/trans", Unit: "us", Better: LowerBetter, Kind: KindCost}
 	FigCPUPerByte   = Figure{Key: "cpu.ns_per_byte", Label: "CPU ns/B", Unit: "ns", Better: LowerBetter, Kind: KindCost}
 )
+
+// FigLatency is the latency percentile (or "max", "mean") named q, in µs.
+func FigLatency(q string) Figure {
+	return Figure{Key: "latency_us." + q, Label: q + " us", Unit: "us", Better: LowerBetter, Kind: KindLatency}
+}
 
 // Value reads the metric named key; ok is false when it is absent.
 func (m Metrics) Value(key string) (v float64, ok bool) {
@@ -111,7 +116,7 @@ func (m Metrics) Value(key string) (v float64, ok bool) {
 		return derefI(m.Bytes)
 	case "messages":
 		return derefI(m.Messages)
-	case "errors":
+	case KeyErrors:
 		return derefI(m.Errors)
 	}
 	group, name, found := strings.Cut(key, ".")

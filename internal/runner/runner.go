@@ -22,6 +22,7 @@ import (
 	"github.com/cnperf/cnperf/internal/experiment/startup"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/measure"
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/stats"
@@ -118,6 +119,9 @@ func (p *Plan) Validate() error {
 	if err := services.ValidatePlan(ep); err != nil {
 		return err
 	}
+	if err := workload.ValidateExtra(p.Workloads, p.Params.Extra); err != nil {
+		return err
+	}
 	shares, err := experiment.Split(ep)
 	if err != nil {
 		return err
@@ -129,10 +133,6 @@ func (p *Plan) Validate() error {
 	}
 	return p.Lab.Validate()
 }
-
-// Figures is the lookup of a workload's headline figures the summaries
-// use (nil: the stats package's defaults).
-var Figures func(workload string) []result.Figure
 
 // Execute runs the plan and fills run. It returns ctx's error when cut
 // short; whatever was measured until then is in run (and in p.Out).
@@ -170,6 +170,6 @@ func Execute(ctx context.Context, p Plan, run *result.Run) error {
 			f.Finish(run)
 		}
 	}
-	stats.Summarize(run, Figures)
+	stats.Summarize(run, report.FiguresOf)
 	return err
 }

@@ -8,9 +8,11 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"sync"
+	"sort"
+	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/registry"
 	"github.com/cnperf/cnperf/internal/result"
 )
@@ -56,12 +58,12 @@ type Workload interface {
 	Run(ctx context.Context, p Params, addr netip.AddrPort) (Report, error)
 	// Metrics turns both halves' reports into the result's figures.
 	Metrics(p Params, client, server Report) (result.Metrics, string, error)
+	// Figures are the headline figures of its results, in the order a
+	// report shows them: the first is its main one.
+	Figures() []result.Figure
 }
 
 var reg = registry.New[Workload]("workload", "`cnperf workloads` lists them")
-
-// mu guards flags.
-var mu sync.RWMutex
 
 // Register adds a workload; it panics on a duplicate (a programming error).
 func Register(w Workload) { reg.Register(w.Name(), w) }
@@ -111,26 +113,161 @@ type Flag struct {
 	Bool bool
 }
 
-var flags []Flag
-
-// RegisterFlag adds a `cnperf run` flag for a workload (call from init).
-// Several workloads may share one name (e.g. "rate"); it is defined once.
-func RegisterFlag(f Flag) {
-	mu.Lock()
-	defer mu.Unlock()
-	for _, g := range flags {
-		if g.Name == f.Name {
-			return
-		}
-	}
-	flags = append(flags, f)
+// Optioned is implemented by a workload that takes options: the
+// Params.Extra keys it reads, each a `cnperf run` flag of that name.
+type Optioned interface {
+	Options() []option.Spec
 }
 
-// Flags lists the registered workload flags.
+// OptionChecker is implemented by a workload whose options' values need
+// more than their kind's check (a list of rates, of byte counts).
+type OptionChecker interface {
+	CheckOptions(extra map[string]string) error
+}
+
+// OptionsOf returns the options w declares (none when it declares none).
+func OptionsOf(w Workload) []option.Spec {
+	if o, ok := w.(Optioned); ok {
+		return o.Options()
+	}
+	return nil
+}
+
+// Takers lists the registered workloads that declare option name.
+func Takers(name string) []string {
+	var out []string
+	for _, n := range Names() {
+		w, _ := Get(n)
+		if _, ok := option.Find(OptionsOf(w), name); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Flags lists the union of the registered workloads' options as flags, in
+// the order of the workloads' names and then of their declarations; an
+// option several workloads take is one flag, its usage naming them.
 func Flags() []Flag {
-	mu.RLock()
-	defer mu.RUnlock()
-	return append([]Flag(nil), flags...)
+	var out []Flag
+	seen := map[string]bool{}
+	for _, n := range Names() {
+		w, _ := Get(n)
+		for _, s := range OptionsOf(w) {
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			takers := Takers(s.Name)
+			usage := strings.Join(takers, "/") + ": " + s.Help
+			if s.Kind == option.Enum {
+				usage += " (" + strings.Join(s.Values, " or ") + ")"
+			}
+			if d := defaults(s.Name, takers); d != "" {
+				usage += " (default " + d + ")"
+			}
+			out = append(out, Flag{Name: s.Name, Usage: usage, Bool: s.Kind == option.Bool})
+		}
+	}
+	return out
+}
+
+// defaults says option name's default: "350", or "64 for http_rate/tcp_rate,
+// 16 for http_qps" when its takers differ.
+func defaults(name string, takers []string) string {
+	var vals []string
+	by := map[string][]string{}
+	for _, n := range takers {
+		w, _ := Get(n)
+		s, _ := option.Find(OptionsOf(w), name)
+		if s.Default == "" {
+			continue
+		}
+		if by[s.Default] == nil {
+			vals = append(vals, s.Default)
+		}
+		by[s.Default] = append(by[s.Default], n)
+	}
+	if len(vals) == 1 && len(by[vals[0]]) == len(takers) {
+		return vals[0]
+	}
+	var parts []string
+	for _, v := range vals {
+		parts = append(parts, v+" for "+strings.Join(by[v], "/"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ValidateExtra checks the workload options of a run (Params.Extra as the
+// user or a suite set them) against the selected workloads' declarations:
+// a key none of them takes is an error naming the workloads that do, and a
+// value is checked by every selected workload that takes it.
+func ValidateExtra(names []string, extra map[string]string) error {
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := extra[k]
+		var takers []Workload
+		for _, n := range names {
+			if _, ok := GetMeasure(n); ok {
+				continue // not an agent workload: takes no workload options
+			}
+			w, err := Get(n)
+			if err != nil {
+				return err
+			}
+			s, ok := option.Find(OptionsOf(w), k)
+			if !ok {
+				continue
+			}
+			if err := s.Check(v); err != nil {
+				return fmt.Errorf("--%s %q: %s", k, v, strings.TrimPrefix(err.Error(), fmt.Sprintf("option %s=%q: ", k, v)))
+			}
+			takers = append(takers, w)
+		}
+		if len(takers) == 0 {
+			given := "--" + k + " " + v
+			if v == "" {
+				given = "--" + k
+			}
+			all := Takers(k)
+			if len(all) == 0 {
+				return fmt.Errorf("%s: no workload takes --%s; drop it", given, k)
+			}
+			return fmt.Errorf("%s with %s: --%s applies to %s; select one of them or drop --%s",
+				given, strings.Join(names, ", "), k, strings.Join(all, ", "), k)
+		}
+		for _, w := range takers {
+			c, ok := w.(OptionChecker)
+			if !ok {
+				continue
+			}
+			if err := c.CheckOptions(map[string]string{k: v}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Connections is how a workload uses connections, for reports that set
+// short connections against long ones (the ClusterIP study).
+type Connections struct {
+	// Style is "short" (a new connection per transaction), "long" (one
+	// kept for the whole run) or "" (neither says).
+	Style string
+	// ConnectBound says a transaction's time is mostly the connect: its
+	// median is worth a column of its own.
+	ConnectBound bool
+}
+
+// ConnectionUser is implemented by workloads that declare how they use
+// connections, given the options of a result (Result.Params as text).
+type ConnectionUser interface {
+	Connections(extra map[string]string) Connections
 }
 
 // Bulk is implemented by workloads that move bytes one way (streams, bulk
@@ -153,3 +290,25 @@ func IsBulk(w Workload) bool {
 type Varied interface {
 	Variants() []map[string]string
 }
+
+// Measure is a measurement that is not an agent workload — the runner or
+// an experiment makes it itself (start-up time) — but is selected, listed
+// and reported like one.
+type Measure struct {
+	Name, Summary string
+	Figures       []result.Figure
+}
+
+var measures = registry.New[Measure]("measurement", "`cnperf workloads` lists them")
+
+// RegisterMeasure adds a measurement (call from init).
+func RegisterMeasure(m Measure) { measures.Register(m.Name, m) }
+
+// GetMeasure finds a measurement by name.
+func GetMeasure(name string) (Measure, bool) {
+	m, err := measures.Get(name)
+	return m, err == nil
+}
+
+// MeasureNames lists the measurements, sorted.
+func MeasureNames() []string { return measures.Names() }

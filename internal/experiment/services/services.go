@@ -341,7 +341,7 @@ func Compare(results []result.Result) {
 				if r.Metrics.Extra == nil {
 					r.Metrics.Extra = map[string]float64{}
 				}
-				r.Metrics.Extra["vs_"+name+"_pct"] = 100 * (*r.Metrics.TransactionsPerS/b - 1)
+				r.Metrics.Extra[result.ExtraVsLB(name)] = 100 * (*r.Metrics.TransactionsPerS/b - 1)
 			}
 		}
 	}

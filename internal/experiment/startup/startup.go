@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // Name is the measurement's name, as a workload would have.
@@ -25,7 +26,19 @@ const Name = "startup"
 // DefaultPods is how many pods a round creates (the paper's mean of 10).
 const DefaultPods = 10
 
-func init() { experiment.Register(Startup{}, 20) }
+func init() {
+	experiment.Register(Startup{}, 20)
+	workload.RegisterMeasure(workload.Measure{Name: Name, Summary: summary, Figures: Figures})
+}
+
+const summary = "network start-up time: create a pod, time to the first ping reply from a peer (--startup-pods N per round, default 10), per phase"
+
+// Figures: the mean create-to-first-reply time (with its ratio to the
+// baseline) and its p95, in milliseconds.
+var Figures = []result.Figure{
+	{Key: "startup_ms.mean", Label: "ms", Unit: "ms", Better: result.LowerBetter, Kind: result.KindTime, Ratio: true},
+	{Key: "startup_ms.p95", Label: "p95 ms", Unit: "ms", Better: result.LowerBetter, Kind: result.KindTime},
+}
 
 // Startup is the experiment.
 type Startup struct{}
@@ -40,7 +53,7 @@ func (Startup) Summary() string {
 
 // Measures implements experiment.Measurer.
 func (Startup) Measures() map[string]string {
-	return map[string]string{Name: "network start-up time: create a pod, time to the first ping reply from a peer (--startup-pods N per round, default 10), per phase"}
+	return map[string]string{Name: summary}
 }
 
 // Claim takes the "startup" measurement.
@@ -137,12 +150,12 @@ func cell(network string, pl backend.Placement, client, server string, n int) sc
 			res.Metrics.PhasesMs[ph] = float64(d) / 1e6 / float64(n)
 		}
 		noNet := Summarize(bare)["mean"]
-		res.Metrics.Extra = map[string]float64{"no_network_ms": noNet}
+		res.Metrics.Extra = map[string]float64{result.ExtraNoNetworkMs: noNet}
 		if noNet > 0 {
-			res.Metrics.Extra["vs_no_network"] = res.Metrics.StartupMs["mean"] / noNet
+			res.Metrics.Extra[result.ExtraVsNoNetwork] = res.Metrics.StartupMs["mean"] / noNet
 		}
 		for ph, d := range ps.SetupPhases() {
-			res.Metrics.Extra["setup_"+ph+"_ms"] = float64(d) / 1e6
+			res.Metrics.Extra[result.ExtraSetupPhaseMs(ph)] = float64(d) / 1e6
 		}
 		rec.Result(res)
 		return nil

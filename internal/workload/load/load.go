@@ -75,6 +75,49 @@ func (HTTPQPS) Summary() string {
 	return "closed-loop HTTP load, wrk style: requests/s and latency; --keepalive=false for short connections"
 }
 
+// Figures implements workload.Workload: the seed-000 table's columns,
+// the achieved rate, the latency spectrum to p99.999 and max (not valid,
+// so absent, when the step was saturated) and whether the step held.
+func (HTTPRate) Figures() []result.Figure { return openFigures() }
+
+// Figures implements workload.Workload.
+func (TCPRate) Figures() []result.Figure { return openFigures() }
+
+// Figures implements workload.Workload: requests/s (with its ratio),
+// latency and errors.
+func (HTTPQPS) Figures() []result.Figure {
+	f := []result.Figure{result.FigTransactions}
+	f[0].Label = "req/s"
+	for _, q := range []string{"p50", "p99", "p99.9", "max"} {
+		f = append(f, result.FigLatency(q))
+	}
+	return append(f, result.Figure{Key: result.KeyErrors, Label: "errors", Better: result.LowerBetter, Kind: result.KindCount, ZeroIfAbsent: true},
+		result.FigCPUPerTrans)
+}
+
+func openFigures() []result.Figure {
+	f := []result.Figure{{Key: result.ExtraKey(result.ExtraAchievedRPS), Label: "rate/s", Unit: "1/s", Better: result.HigherBetter, Kind: result.KindRate}}
+	for _, q := range hist.TailPercentiles {
+		f = append(f, result.FigLatency(q.Key))
+	}
+	return append(f, result.FigLatency("max"),
+		result.Figure{Key: result.ExtraKey(result.ExtraSamples), Label: "samples", Better: result.HigherBetter, Kind: result.KindCount},
+		result.Figure{Key: result.ExtraKey(result.ExtraSaturated), Label: "saturated", Better: result.LowerBetter, Kind: result.KindFlag},
+		result.FigCPUPerTrans)
+}
+
+// Connections implements workload.ConnectionUser: short or long as
+// --keepalive says.
+func (HTTPQPS) Connections(extra map[string]string) workload.Connections {
+	switch extra[result.ParamKeepalive] {
+	case "false":
+		return workload.Connections{Style: "short"}
+	case "true":
+		return workload.Connections{Style: "long"}
+	}
+	return workload.Connections{}
+}
+
 // Proto implements workload.Workload.
 func (HTTPRate) Proto() string { return "tcp" }
 
@@ -294,8 +337,8 @@ func Report(r *loadgen.Result) (workload.Report, error) {
 	rep := workload.Report{
 		Transactions: r.Completed, Errors: r.Errors, Seconds: r.Seconds,
 		Extra: map[string]float64{
-			"connects": float64(r.Connects),
-			"workers":  float64(r.Workers),
+			result.ExtraConnects: float64(r.Connects),
+			"workers":            float64(r.Workers),
 		},
 	}
 	var err error
@@ -303,10 +346,10 @@ func Report(r *loadgen.Result) (workload.Report, error) {
 		return rep, err
 	}
 	if r.Target > 0 {
-		rep.Extra["target_rps"] = float64(r.Target)
-		rep.Extra["scheduled"] = float64(r.Scheduled)
-		rep.Extra["unsent"] = float64(r.Unsent)
-		rep.Extra["timeouts"] = float64(r.Timeouts)
+		rep.Extra[result.ExtraTargetRPS] = float64(r.Target)
+		rep.Extra[result.ExtraScheduled] = float64(r.Scheduled)
+		rep.Extra[result.ExtraUnsent] = float64(r.Unsent)
+		rep.Extra[result.ExtraTimeouts] = float64(r.Timeouts)
 		rep.Extra["conns_busy_s"] = r.ConnsBusy.Seconds()
 		rep.Histograms = map[string]string{}
 		for name, h := range map[string]*hist.H{"uncorrected": r.Uncorrected, "send_lag": r.SendLag} {
@@ -407,24 +450,24 @@ func metrics(k kind, p workload.Params, c workload.Report) (result.Metrics, stri
 		Transactions:     result.I(c.Transactions),
 		DurationS:        result.F(c.Seconds),
 		LatencyUs:        h.Summary(hist.TailPercentiles),
-		Extra:            map[string]float64{"samples": float64(h.Count())},
+		Extra:            map[string]float64{result.ExtraSamples: float64(h.Count())},
 	}
 	m.LatencyUs["mean"] = float64(h.Mean()) / 1e3
 	for _, q := range hist.TailPercentiles {
 		if !h.Significant(q.Q) {
-			m.Extra["insignificant_"+q.Key] = 1
+			m.Extra[result.ExtraInsignificant(q.Key)] = 1
 		}
 	}
 	if c.Errors > 0 {
 		m.Errors = result.I(c.Errors)
 	}
-	if v, ok := c.Extra["connects"]; ok {
-		m.Extra["connects"] = v
+	if v, ok := c.Extra[result.ExtraConnects]; ok {
+		m.Extra[result.ExtraConnects] = v
 	}
 	if k.closed {
 		return m, c.Histogram, nil
 	}
-	r := &loadgen.Result{Target: uint64(c.Extra["target_rps"]), Seconds: c.Seconds, Completed: c.Transactions,
+	r := &loadgen.Result{Target: uint64(c.Extra[result.ExtraTargetRPS]), Seconds: c.Seconds, Completed: c.Transactions,
 		SendLag: hist.New(), Uncorrected: hist.New()}
 	if enc := c.Histograms["send_lag"]; enc != "" {
 		if r.SendLag, err = hist.Decode(enc); err != nil {
@@ -437,16 +480,16 @@ func metrics(k kind, p workload.Params, c workload.Report) (result.Metrics, stri
 		}
 	}
 	sat, _ := r.Saturated(o.maxSendLag)
-	m.Extra["target_rps"] = float64(r.Target)
-	m.Extra["achieved_rps"] = r.Achieved()
-	m.Extra["saturated"] = b2f(sat)
-	for _, key := range []string{"scheduled", "unsent", "timeouts"} {
+	m.Extra[result.ExtraTargetRPS] = float64(r.Target)
+	m.Extra[result.ExtraAchievedRPS] = r.Achieved()
+	m.Extra[result.ExtraSaturated] = b2f(sat)
+	for _, key := range []string{result.ExtraScheduled, result.ExtraUnsent, result.ExtraTimeouts} {
 		m.Extra[key] = c.Extra[key]
 	}
 	if wk := c.Extra["workers"]; wk > 0 && c.Seconds > 0 {
 		// the share of the time a request was due with every connection of
 		// its worker busy: lag the server caused, not the client
-		m.Extra["conns_busy_pct"] = 100 * c.Extra["conns_busy_s"] / (wk * c.Seconds)
+		m.Extra[result.ExtraConnsBusy] = 100 * c.Extra["conns_busy_s"] / (wk * c.Seconds)
 	}
 	for _, x := range []struct {
 		name string
@@ -455,10 +498,10 @@ func metrics(k kind, p workload.Params, c workload.Report) (result.Metrics, stri
 		if x.h.Count() == 0 {
 			continue
 		}
-		m.Extra[x.name+"_p50_us"] = float64(x.h.Quantile(50)) / 1e3
-		m.Extra[x.name+"_p99_us"] = float64(x.h.Quantile(99)) / 1e3
-		m.Extra[x.name+"_p99.9_us"] = float64(x.h.Quantile(99.9)) / 1e3
-		m.Extra[x.name+"_max_us"] = float64(x.h.Max()) / 1e3
+		m.Extra[result.ExtraQuantileUs(x.name, "p50")] = float64(x.h.Quantile(50)) / 1e3
+		m.Extra[result.ExtraQuantileUs(x.name, "p99")] = float64(x.h.Quantile(99)) / 1e3
+		m.Extra[result.ExtraQuantileUs(x.name, "p99.9")] = float64(x.h.Quantile(99.9)) / 1e3
+		m.Extra[result.ExtraQuantileUs(x.name, "max")] = float64(x.h.Max()) / 1e3
 	}
 	m.Histograms = c.Histograms
 	return m, c.Histogram, nil
@@ -474,15 +517,15 @@ func b2f(b bool) float64 {
 // Verdict explains a step's figures in one phrase: "saturated: ..." when
 // the step did not hold its rate.
 func Verdict(m result.Metrics, maxLag time.Duration) string {
-	if m.Extra["saturated"] != 1 {
+	if m.Extra[result.ExtraSaturated] != 1 {
 		return ""
 	}
-	t, a := m.Extra["target_rps"], m.Extra["achieved_rps"]
+	t, a := m.Extra[result.ExtraTargetRPS], m.Extra[result.ExtraAchievedRPS]
 	if a < loadgen.SaturatedBelow*t {
 		return fmt.Sprintf("saturated: achieved %.0f/s of %.0f/s", a, t)
 	}
-	v := fmt.Sprintf("saturated: send lag p99 %.0fus over %v", m.Extra["send_lag_p99_us"], maxLag)
-	switch b, ok := m.Extra["conns_busy_pct"]; {
+	v := fmt.Sprintf("saturated: send lag p99 %.0fus over %v", m.Extra[result.ExtraQuantileUs("send_lag", "p99")], maxLag)
+	switch b, ok := m.Extra[result.ExtraConnsBusy]; {
 	case !ok:
 	case b >= 0.1:
 		v += fmt.Sprintf("; every connection was busy %.1f%% of the time: the server did not keep up (or raise --connections)", b)

@@ -12,26 +12,72 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/httpserver"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-func init() {
-	for _, f := range []workload.Flag{
-		{Name: "rate", Usage: "http_rate/tcp_rate: requests per second, a number or a comma list (a step each)"},
-		{Name: "max-rate-search", Usage: "http_rate/tcp_rate: find the highest unsaturated rate, then run 20%,60%,100% of it", Bool: true},
-		{Name: "server", Usage: "http_rate/http_qps: builtin or nginx (default builtin)"},
-		{Name: "response-size", Usage: "http_rate/http_qps/tcp_rate: response bytes on the wire, a number or a comma list (default 350)"},
-		{Name: "connections", Usage: "http_rate/tcp_rate/http_qps: connections the client opens (default 64 open loop, 16 closed loop)"},
-		{Name: "threads", Usage: "http_rate/tcp_rate/http_qps: client worker threads (default: CPUs)"},
-		{Name: "keepalive", Usage: "http_qps: --keepalive=false opens a new connection per request (default true)", Bool: true},
-		{Name: "max-send-lag", Usage: "http_rate/tcp_rate: send-lag p99 above which a step is saturated (default 1ms)"},
-		{Name: "realtime", Usage: "http_rate/tcp_rate/http_qps: client threads under SCHED_FIFO, no busy polling: sends on time on a busy machine (root)", Bool: true},
-		{Name: "payload", Usage: "tcp_rate: zero (default) or sockperf: each request is a sockperf ping, so a sockperf server answers it"},
-		{Name: "poll", Usage: "http_rate/tcp_rate: after each send, poll for the response this long instead of sleeping (e.g. 200us; default 0): a client thread that sleeps pays the CPU's wake-up on every response"},
-		{Name: "latency-bound", Usage: "http_rate/tcp_rate --max-rate-search: p99 a sustained rate must stay under (default 10ms)"},
-	} {
-		workload.RegisterFlag(f)
-	}
+// The options of the load workloads: Params.Extra keys, each a `cnperf
+// run` flag. Open loop (http_rate, tcp_rate) and closed loop (http_qps)
+// share most of them.
+var (
+	optRate = option.Spec{Name: "rate", Kind: option.List, Default: "1000",
+		Help: "requests per second, a number or a comma list (a step each; 10k, 1.5M)"}
+	optSearch = option.Spec{Name: "max-rate-search", Kind: option.Bool,
+		Help: "find the highest unsaturated rate, then run 20%,60%,100% of it"}
+	optServer = option.Spec{Name: "server", Kind: option.Enum, Values: []string{"builtin", "nginx"}, Default: "builtin",
+		Help: "the server: cnperf's fixed-size one or a real nginx"}
+	optSize = option.Spec{Name: "response-size", Kind: option.List, Default: "350",
+		Help: "response bytes on the wire, a number or a comma list (a step each)"}
+	optRawSize = option.Spec{Name: "response-size", Kind: option.List,
+		Help: "response bytes, a number or a comma list (a step each; default: the message size)"}
+	optOpenConns = option.Spec{Name: "connections", Kind: option.Int, Default: strconv.Itoa(defaultOpenConns),
+		Help: "connections the client opens"}
+	optQPSConns = option.Spec{Name: "connections", Kind: option.Int, Default: strconv.Itoa(defaultQPSConns),
+		Help: "connections the client opens"}
+	optThreads = option.Spec{Name: "threads", Kind: option.Int,
+		Help: "client worker threads (default: CPUs)"}
+	optKeepalive = option.Spec{Name: "keepalive", Kind: option.Bool, Default: "true",
+		Help: "--keepalive=false opens a new connection per request"}
+	optMaxLag = option.Spec{Name: "max-send-lag", Kind: option.Duration, Default: defaultMaxLag.String(),
+		Help: "send-lag p99 above which a step is saturated"}
+	optRealtime = option.Spec{Name: "realtime", Kind: option.Bool,
+		Help: "client threads under SCHED_FIFO, no busy polling: sends on time on a busy machine (root)"}
+	optPayload = option.Spec{Name: "payload", Kind: option.Enum, Values: []string{"zero", "sockperf"}, Default: "zero",
+		Help: "sockperf: each request is a sockperf ping, so a sockperf server answers it"}
+	optPoll = option.Spec{Name: "poll", Kind: option.Duration, Default: "0s",
+		Help: "after each send, poll for the response this long instead of sleeping (e.g. 200us): a client thread that sleeps pays the CPU's wake-up on every response"}
+	optLatBound = option.Spec{Name: "latency-bound", Kind: option.Duration, Default: defaultLatBound.String(),
+		Help: "--max-rate-search: p99 a sustained rate must stay under"}
+)
+
+// Options implements workload.Optioned.
+func (HTTPRate) Options() []option.Spec {
+	return []option.Spec{optRate, optSearch, optServer, optSize, optOpenConns, optThreads, optMaxLag, optRealtime, optPoll, optLatBound}
+}
+
+// Options implements workload.Optioned.
+func (TCPRate) Options() []option.Spec {
+	return []option.Spec{optRate, optSearch, optRawSize, optOpenConns, optThreads, optMaxLag, optRealtime, optPayload, optPoll, optLatBound}
+}
+
+// Options implements workload.Optioned. http_qps is closed loop: it takes
+// no --rate (a run of http_rate and http_qps together gives it to http_rate).
+func (HTTPQPS) Options() []option.Spec {
+	return []option.Spec{optServer, optSize, optQPSConns, optThreads, optKeepalive, optRealtime}
+}
+
+// CheckOptions implements workload.OptionChecker: the values parse.
+func (w HTTPRate) CheckOptions(extra map[string]string) error { return checkOptions(w.k(), extra) }
+
+// CheckOptions implements workload.OptionChecker.
+func (w TCPRate) CheckOptions(extra map[string]string) error { return checkOptions(w.k(), extra) }
+
+// CheckOptions implements workload.OptionChecker.
+func (w HTTPQPS) CheckOptions(extra map[string]string) error { return checkOptions(w.k(), extra) }
+
+func checkOptions(k kind, extra map[string]string) error {
+	_, err := parseOpts(workload.Params{Extra: extra}, k.closed)
+	return err
 }
 
 // opts are the parsed workload flags of one step.

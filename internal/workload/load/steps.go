@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -33,7 +34,7 @@ func (w HTTPQPS) Next(base workload.Params, done []workload.StepResult) (workloa
 		return base, "", false
 	}
 	size := o.sizes[len(done)]
-	p := step(base, map[string]string{"response-size": strconv.Itoa(size)})
+	p := step(base, map[string]string{result.ParamResponseSize: strconv.Itoa(size)})
 	if len(o.sizes) == 1 {
 		return p, "", true
 	}
@@ -71,7 +72,7 @@ func nextOpen(base workload.Params, done []workload.StepResult) (workload.Params
 			return base, "", false
 		}
 		size, rate := sizes[k/len(rates)], rates[k%len(rates)]
-		p := step(base, map[string]string{"rate": itoa(rate), "response-size": strconv.Itoa(size)})
+		p := step(base, map[string]string{result.ParamRate: itoa(rate), result.ParamResponseSize: strconv.Itoa(size)})
 		if len(rates)*len(sizes) == 1 {
 			return p, "", true
 		}
@@ -85,10 +86,10 @@ func nextOpen(base workload.Params, done []workload.StepResult) (workload.Params
 		sz := strconv.Itoa(size)
 		var search, ladder []workload.StepResult
 		for _, d := range done {
-			if d.Params.Extra["response-size"] != sz {
+			if d.Params.Extra[result.ParamResponseSize] != sz {
 				continue
 			}
-			switch d.Params.Extra["phase"] {
+			switch d.Params.Extra[result.ParamPhase] {
 			case "search":
 				search = append(search, d)
 			case "ladder":
@@ -97,7 +98,7 @@ func nextOpen(base workload.Params, done []workload.StepResult) (workload.Params
 		}
 		best, next, more := searchNext(search, start, o.latencyBound)
 		if more {
-			p := step(base, map[string]string{"rate": itoa(next), "response-size": sz, "phase": "search"})
+			p := step(base, map[string]string{result.ParamRate: itoa(next), result.ParamResponseSize: sz, result.ParamPhase: "search"})
 			p.Duration = min(base.Duration, searchStepSeconds*time.Second)
 			return p, fmt.Sprintf("search size=%d step=%d", size, len(search)+1), true
 		}
@@ -106,8 +107,8 @@ func nextOpen(base workload.Params, done []workload.StepResult) (workload.Params
 		}
 		l := Ladder[len(ladder)]
 		rate := max(1, uint64(float64(best)*l.Share+0.5))
-		p := step(base, map[string]string{"rate": itoa(rate), "response-size": sz, "phase": "ladder",
-			"load": l.Name, "max_rate": itoa(best)})
+		p := step(base, map[string]string{result.ParamRate: itoa(rate), result.ParamResponseSize: sz, result.ParamPhase: "ladder",
+			result.ParamLoad: l.Name, result.ParamMaxRate: itoa(best)})
 		return p, fmt.Sprintf("load=%s of max size=%d", l.Name, size), true
 	}
 	return base, "", false
@@ -116,7 +117,7 @@ func nextOpen(base workload.Params, done []workload.StepResult) (workload.Params
 // held says whether a search step sustained its rate: measured, not
 // saturated, and p99 within the bound.
 func held(d workload.StepResult, bound time.Duration) bool {
-	if d.Err != nil || d.Metrics.Extra["saturated"] != 0 || d.Metrics.LatencyUs == nil {
+	if d.Err != nil || d.Metrics.Extra[result.ExtraSaturated] != 0 || d.Metrics.LatencyUs == nil {
 		return false
 	}
 	return d.Metrics.LatencyUs["p99"] <= float64(bound)/1e3
@@ -131,7 +132,7 @@ func searchNext(steps []workload.StepResult, start uint64, bound time.Duration) 
 	oks := map[uint64]int{}
 	var last uint64
 	for _, d := range steps {
-		r, _ := strconv.ParseUint(d.Params.Extra["rate"], 10, 64)
+		r, _ := strconv.ParseUint(d.Params.Extra[result.ParamRate], 10, 64)
 		last = r
 		tries[r]++
 		if held(d, bound) {

@@ -109,6 +109,11 @@ func (Iperf3) Summary() string {
 // Proto implements workload.Workload.
 func (Iperf3) Proto() string { return "tcp" }
 
+// Figures implements workload.Workload: as tcp_stream's.
+func (Iperf3) Figures() []result.Figure {
+	return []result.Figure{result.FigThroughput, result.FigCPUPerByte}
+}
+
 // Defaults implements workload.Workload.
 func (Iperf3) Defaults(p *workload.Params) {
 	if p.MessageSize == 0 {
@@ -196,6 +201,11 @@ func (Sockperf) Summary() string {
 
 // Proto implements workload.Workload.
 func (Sockperf) Proto() string { return "tcp" }
+
+// Figures implements workload.Workload: as tcp_rr's, to be held against them.
+func (Sockperf) Figures() []result.Figure {
+	return []result.Figure{result.FigTransactions, result.FigP50, result.FigP99, result.FigCPUPerTrans}
+}
 
 // Defaults implements workload.Workload.
 func (Sockperf) Defaults(p *workload.Params) {

@@ -77,6 +77,12 @@ func (base) Metrics(_ workload.Params, c, _ workload.Report) (result.Metrics, st
 	return m, c.Histogram, nil
 }
 
+// Figures implements workload.Workload for every rr workload:
+// transactions/s with its ratio, p50 and p99, and the CPU per transaction.
+func (base) Figures() []result.Figure {
+	return []result.Figure{result.FigTransactions, result.FigP50, result.FigP99, result.FigCPUPerTrans}
+}
+
 // stopOnDone wakes blocked calls on fds when ctx ends; call the returned
 // func to release the watcher.
 func stopOnDone(ctx context.Context, fds ...*sock.FD) func() {
@@ -113,6 +119,11 @@ func (TCPRR) Summary() string {
 
 // Proto implements workload.Workload.
 func (TCPRR) Proto() string { return "tcp" }
+
+// Connections implements workload.ConnectionUser: one connection.
+func (TCPRR) Connections(map[string]string) workload.Connections {
+	return workload.Connections{Style: "long"}
+}
 
 // Serve implements workload.Workload: echo every message back.
 func (TCPRR) Serve(ctx context.Context, p workload.Params, ready func()) (workload.Report, error) {
@@ -323,6 +334,12 @@ func (TCPCRR) Summary() string {
 
 // Proto implements workload.Workload.
 func (TCPCRR) Proto() string { return "tcp" }
+
+// Connections implements workload.ConnectionUser: a connection per
+// transaction, whose time is mostly the connect.
+func (TCPCRR) Connections(map[string]string) workload.Connections {
+	return workload.Connections{Style: "short", ConnectBound: true}
+}
 
 // Serve implements workload.Workload.
 func (TCPCRR) Serve(ctx context.Context, p workload.Params, ready func()) (workload.Report, error) {

@@ -77,7 +77,7 @@ func metrics(p workload.Params, c, s workload.Report, udp bool) (result.Metrics,
 			loss = 0
 		}
 		m.LossRatio = result.F(loss)
-		m.Extra = map[string]float64{"sent_messages": float64(tx.Messages), "sent_bps": float64(tx.Bytes) * 8 / tx.Seconds}
+		m.Extra = map[string]float64{result.ExtraSentMessages: float64(tx.Messages), result.ExtraSentBps: float64(tx.Bytes) * 8 / tx.Seconds}
 	}
 	return m, "", nil
 }
@@ -102,6 +102,12 @@ func (TCP) Summary() string {
 
 // Proto implements workload.Workload.
 func (TCP) Proto() string { return "tcp" }
+
+// Figures implements workload.Workload: throughput with its ratio and the
+// CPU per payload byte.
+func (TCP) Figures() []result.Figure {
+	return []result.Figure{result.FigThroughput, result.FigCPUPerByte}
+}
 
 // Defaults implements workload.Workload.
 func (TCP) Defaults(p *workload.Params) {
@@ -269,6 +275,14 @@ func (UDP) Summary() string {
 
 // Proto implements workload.Workload.
 func (UDP) Proto() string { return "udp" }
+
+// Figures implements workload.Workload: throughput with its ratio, loss,
+// and the CPU per payload byte.
+func (UDP) Figures() []result.Figure {
+	loss := result.FigLoss
+	loss.Label = "loss"
+	return []result.Figure{result.FigThroughput, loss, result.FigCPUPerByte}
+}
 
 // Defaults implements workload.Workload.
 func (UDP) Defaults(p *workload.Params) {

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// runFiles are the stored run files the report package's goldens use too.
+const runFiles = "../../internal/report/testdata"
+
+func updating() bool {
+	f := flag.Lookup("update") // labtest's
+	return f != nil && f.Value.String() == "true"
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if updating() {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("%s differs from %s:\n--- got\n%s\n--- want\n%s", name, path, got, want)
+	}
+}
+
+// stdout runs f with os.Stdout captured.
+func stdout(t *testing.T, f func() error) (string, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- b
+	}()
+	ferr := f()
+	os.Stdout = old
+	w.Close()
+	out := <-done
+	r.Close()
+	return string(out), ferr
+}
+
+func runNames(t *testing.T) []string {
+	paths, err := filepath.Glob(filepath.Join(runFiles, "*.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no run files in %s: %v", runFiles, err)
+	}
+	var names []string
+	for _, p := range paths {
+		names = append(names, strings.TrimSuffix(filepath.Base(p), ".json"))
+	}
+	return names
+}
+
+// TestGoldenReport locks what `cnperf report FILE` prints for every stored
+// run file, and its --ratio and --hgrm renderings.
+func TestGoldenReport(t *testing.T) {
+	for _, name := range runNames(t) {
+		t.Run(name, func(t *testing.T) {
+			out, err := stdout(t, func() error { return cmdReport([]string{filepath.Join(runFiles, name+".json")}) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "report_"+name, []byte(out))
+		})
+	}
+	t.Run("ratio", func(t *testing.T) {
+		var all strings.Builder
+		for _, ab := range []string{"tcp_rr:sockperf_tcp", "tcp_stream:iperf3_tcp"} {
+			out, err := stdout(t, func() error {
+				return cmdReport([]string{filepath.Join(runFiles, "reference.json"), "--ratio", ab})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all.WriteString(out)
+		}
+		golden(t, "report_ratio", []byte(all.String()))
+	})
+	t.Run("hgrm", func(t *testing.T) {
+		var all strings.Builder
+		for _, name := range runNames(t) {
+			dir := t.TempDir()
+			out, err := stdout(t, func() error {
+				return cmdReport([]string{filepath.Join(runFiles, name+".json"), "--hgrm", dir})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// the table is locked above: keep the last line, the folder named DIR
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			fmt.Fprintf(&all, "== %s: %s\n", name, strings.ReplaceAll(lines[len(lines)-1], dir, "DIR"))
+			files, _ := os.ReadDir(dir)
+			sort.Slice(files, func(i, j int) bool { return files[i].Name() < files[j].Name() })
+			for i, f := range files {
+				b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&all, "%s %x\n", f.Name(), sha256.Sum256(b))
+				if i == 0 && name == "load_standalone" {
+					all.Write(b)
+				}
+			}
+		}
+		golden(t, "report_hgrm", []byte(all.String()))
+	})
+}
+
+// TestGoldenLoadOutput locks what `cnperf load` prints per step and its
+// max-rate summary, on the stored load runs.
+func TestGoldenLoadOutput(t *testing.T) {
+	for _, name := range runNames(t) {
+		if !strings.HasPrefix(name, "load") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			run, err := result.Read(filepath.Join(runFiles, name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := stdout(t, func() error {
+				for _, r := range run.Results {
+					if r.Error != "" {
+						continue
+					}
+					cpu := 0.0
+					if c := r.Metrics.ClientCPUSPerS; c != nil {
+						cpu = *c * r.Params[result.ParamDuration].(float64)
+					}
+					fmt.Printf("-- %s %s %s %s\n", r.Network, r.Placement, r.Workload, r.Step)
+					report.LoadStep(os.Stdout, r, cpu)
+				}
+				report.MaxRates(os.Stdout, run.Results)
+				return nil
+			})
+			golden(t, "load_"+strings.TrimPrefix(name, "load_"), []byte(out))
+		})
+	}
+}
+
+func TestReportHelpAndArgs(t *testing.T) {
+	out, err := stdout(t, func() error { return cmdReport([]string{"-h"}) })
+	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(out, "usage of cnperf report FILE") || !strings.Contains(out, "-ratio") {
+		t.Errorf("report -h: err %v, output %q; want the usage", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "name a results file"},
+		{[]string{"--ratio", "a:b"}, "name a results file"},
+		{[]string{filepath.Join(runFiles, "startup.json"), "extra"}, "unexpected argument"},
+		{[]string{filepath.Join(runFiles, "reference.json"), "--ratio", "tcp_rr"}, "want two workloads"},
+	} {
+		_, err := stdout(t, func() error { return cmdReport(c.args) })
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("report %v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+func TestWorkloadsVerbose(t *testing.T) {
+	out, err := stdout(t, func() error { return cmdWorkloads([]string{"-v"}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"transactions_per_s", "with its ratio to baseline", "--rate=list", "--keepalive=bool", "options: none"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("workloads -v lacks %q", want)
+		}
+	}
+}
