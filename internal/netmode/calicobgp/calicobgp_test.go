@@ -196,7 +196,7 @@ peer_h3    BGP        ---        start  00:10:01.123  Connect
 
 func TestPodCommands(t *testing.T) {
 	l, rec := recLab(t, 2, map[string]string{"controlplane": "off"})
-	if _, err := (Mode{}).AddPod(context.Background(), l, l.Hosts[1], "s2"); err != nil {
+	if _, err := (&Mode{}).AddPod(context.Background(), l, l.Hosts[1], "s2"); err != nil {
 		t.Fatal(err)
 	}
 	want := `ip netns add cnperf-x-h2-s2
@@ -217,7 +217,7 @@ ip -n cnperf-x-h2-s2 route add default via 169.254.1.1 dev eth0 onlink
 
 func TestStaticCommands(t *testing.T) {
 	l, rec := recLab(t, 2, map[string]string{"controlplane": "off"})
-	if err := (Mode{}).Setup(context.Background(), l); err != nil {
+	if err := (&Mode{}).Setup(context.Background(), l); err != nil {
 		t.Fatal(err)
 	}
 	want := `ip -n cnperf-x-h1 route add 169.254.1.1/32 dev eth0 scope link
@@ -245,9 +245,9 @@ func TestEndToEnd(t *testing.T) {
 	})
 }
 
-// setupErr builds a lab, runs Setup, tears down, and returns Setup's error
-// after checking nothing was left.
-func setupErr(t *testing.T, opts map[string]string, then func(*lab.Lab) error) (error, map[string]time.Duration) {
+// setupErr builds a lab, runs m's Setup, tears down, and returns Setup's
+// error after checking nothing was left.
+func setupErr(t *testing.T, m *Mode, opts map[string]string, then func(*lab.Lab) error) (error, map[string]time.Duration) {
 	t.Helper()
 	labtest.NeedRoot(t)
 	l, err := lab.New(lab.Config{ID: "t" + lab.NewID(), ModeOptions: opts})
@@ -259,11 +259,11 @@ func setupErr(t *testing.T, opts map[string]string, then func(*lab.Lab) error) (
 		l.Teardown()
 		t.Fatal(err)
 	}
-	serr := Mode{}.Setup(ctx, l)
+	serr := m.Setup(ctx, l)
 	if serr == nil && then != nil {
 		serr = then(l)
 	}
-	ph := Mode{}.SetupPhases(l)
+	ph := m.SetupPhases(l)
 	if err := l.Teardown(); err != nil {
 		t.Error(err)
 	}
@@ -272,7 +272,7 @@ func setupErr(t *testing.T, opts map[string]string, then func(*lab.Lab) error) (
 }
 
 func TestConvergencePhase(t *testing.T) {
-	err, ph := setupErr(t, nil, nil)
+	err, ph := setupErr(t, &Mode{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,16 +285,15 @@ func TestConvergencePhase(t *testing.T) {
 
 func TestNotConverged(t *testing.T) {
 	// BIRD's connect delay is 2 s: nothing can converge in 100 ms
-	err, _ := setupErr(t, map[string]string{"bgp-timeout": "100ms"}, nil)
+	err, _ := setupErr(t, &Mode{}, map[string]string{"bgp-timeout": "100ms"}, nil)
 	if !errors.Is(err, ErrNotConverged) || !strings.Contains(err.Error(), "bgp-timeout") {
 		t.Fatalf("error %v, want %v naming bgp-timeout", err, ErrNotConverged)
 	}
 }
 
 func TestMissingBird(t *testing.T) {
-	lookPath = func(string) (string, error) { return "", exec.ErrNotFound }
-	t.Cleanup(func() { lookPath = exec.LookPath })
-	err, _ := setupErr(t, nil, nil)
+	m := &Mode{LookPath: func(string) (string, error) { return "", exec.ErrNotFound }}
+	err, _ := setupErr(t, m, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "apt-get install bird2") {
 		t.Fatalf("error %v, want one naming apt-get install bird2", err)
 	}
@@ -303,11 +302,12 @@ func TestMissingBird(t *testing.T) {
 // TestBlockClaims: a host's first pod in a block announces it over BGP (the
 // peer gets the route), a second pod in the same block does not.
 func TestBlockClaims(t *testing.T) {
-	err, _ := setupErr(t, nil, func(l *lab.Lab) error {
+	m := &Mode{}
+	err, _ := setupErr(t, m, nil, func(l *lab.Lab) error {
 		ctx := context.Background()
 		h1, h2 := l.Hosts[0], l.Hosts[1]
 		for _, name := range []string{"a", "b"} {
-			pod, err := Mode{}.AddPod(ctx, l, h1, name)
+			pod, err := m.AddPod(ctx, l, h1, name)
 			if err != nil {
 				return err
 			}
@@ -319,7 +319,7 @@ func TestBlockClaims(t *testing.T) {
 				return fmt.Errorf("after pod %s (%s), h2's BGP routes are %q; want 10.244.1.0/26 via h1", name, pod.IP, out)
 			}
 		}
-		st := state(l)
+		st := m.st.Of(l)
 		if n := len(st.blocks[h1]); n != 1 {
 			return fmt.Errorf("%d blocks claimed on h1 for two pods, want 1", n)
 		}
@@ -346,10 +346,11 @@ func TestReflector(t *testing.T) {
 	if err := l.Create(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := (Mode{}).Setup(ctx, l); err != nil {
+	m := &Mode{}
+	if err := m.Setup(ctx, l); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (Mode{}).AddPod(ctx, l, l.Hosts[1], "s2"); err != nil {
+	if _, err := m.AddPod(ctx, l, l.Hosts[1], "s2"); err != nil {
 		t.Fatal(err)
 	}
 	out, err := l.Cfg.Exec.Run(ctx, []string{"ip", "-n", l.Hosts[2].NetNS, "route", "show", "proto", "bird"})
@@ -365,4 +366,4 @@ func TestReflector(t *testing.T) {
 	}
 }
 
-var _ netmode.SetupPhaser = Mode{}
+var _ netmode.SetupPhaser = &Mode{}

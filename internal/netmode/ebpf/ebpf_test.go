@@ -105,7 +105,7 @@ func TestDatapath(t *testing.T) {
 	if err := l.Create(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m := Mode{}
+	m := New()
 	if err := m.Setup(ctx, l); err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +126,11 @@ func TestDatapath(t *testing.T) {
 			t.Fatalf("%s -> %s: %v", c1.Name, to.Name, err)
 		}
 	}
-	local1, remote1, _, err := Stats(l, l.Hosts[0])
+	local1, remote1, _, err := m.Stats(l, l.Hosts[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	local2, remote2, _, err := Stats(l, l.Hosts[1])
+	local2, remote2, _, err := m.Stats(l, l.Hosts[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestDatapath(t *testing.T) {
 	}
 	var ids []cebpf.ProgramID
 	for _, h := range l.Hosts {
-		for _, lk := range kernel.host(l, h).links {
+		for _, lk := range m.dp.(*kernelDP).host(l, h).links {
 			info, err := lk.Info()
 			if err != nil {
 				t.Fatal(err)
@@ -163,7 +163,7 @@ func TestDatapath(t *testing.T) {
 			t.Errorf("program %d: %v", id, err)
 		}
 	}
-	if kernel.host(l, l.Hosts[0]) != nil {
+	if m.dp.(*kernelDP).host(l, l.Hosts[0]) != nil {
 		t.Error("datapath state kept after teardown")
 	}
 	// nothing pinned: the host's bpffs holds nothing of ours
