@@ -23,8 +23,21 @@ func GoldenWith(t *testing.T, name string, opts map[string]string, file string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &lab.Recorder{}
-	l, err := lab.New(lab.Config{ID: "test", Exec: rec, NoStateDirs: true, ModeOptions: opts})
+	GoldenMode(t, m, opts, nil, file)
+}
+
+// GoldenMode is GoldenWith for a given mode instance (one whose datapath a
+// test replaced, say) recording into rec, whose Outputs are what the
+// recorded commands return (a daemon's status, a route read back); nil
+// rec records into a fresh Recorder.
+func GoldenMode(t *testing.T, m netmode.Mode, opts map[string]string, rec *lab.Recorder, file string) {
+	t.Helper()
+	if rec == nil {
+		rec = &lab.Recorder{}
+	}
+	cfg := lab.Config{ID: "test", Exec: rec, NoStateDirs: true, ModeOptions: opts}
+	netmode.ShapeLab(m, &cfg)
+	l, err := lab.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

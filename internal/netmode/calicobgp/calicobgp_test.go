@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -27,104 +28,15 @@ func recLab(t *testing.T, hosts int, opts map[string]string) (*lab.Lab, *lab.Rec
 	return l, rec
 }
 
-const meshH1 = `# cnperf calico-bgp, host h1
-router id 10.100.0.1;
-log stderr all;
-
-protocol device {
-	scan time 2;
-}
-
-# the IPAM blocks affine to this host: announced to peers, blackholed
-# locally (the pods' /32 routes are more specific)
-protocol static pods {
-	ipv4;
-	route 10.244.1.0/26 blackhole;
-	route 10.244.1.64/26 blackhole;
-}
-
-protocol kernel {
-	scan time 2;
-	ipv4 {
-		import none;
-		export all;
-	};
-}
-
-template bgp calico {
-	local 10.100.0.1 as 64512;
-	direct;
-	ipv4 {
-		gateway direct;
-		import all;
-		export where proto = "pods";
-	};
-	connect delay time 2;
-	connect retry time 5;
-	error wait time 5, 30;
-}
-
-protocol bgp peer_h2 from calico {
-	neighbor 10.100.0.2 as 64512;
-}
-
-protocol bgp peer_h3 from calico {
-	neighbor 10.100.0.3 as 64512;
-}
-`
-
-const rrH1Tail = `template bgp calico {
-	local 10.100.0.1 as 64512;
-	direct;
-	ipv4 {
-		gateway direct;
-		import all;
-		export where proto = "pods" || source = RTS_BGP;
-	};
-	connect delay time 2;
-	connect retry time 5;
-	error wait time 5, 30;
-}
-
-protocol bgp peer_h2 from calico {
-	neighbor 10.100.0.2 as 64512;
-	rr client;
-}
-
-protocol bgp peer_h3 from calico {
-	neighbor 10.100.0.3 as 64512;
-	rr client;
-}
-`
-
-const rrH3Tail = `template bgp calico {
-	local 10.100.0.3 as 64512;
-	direct;
-	ipv4 {
-		gateway direct;
-		import all;
-		export where proto = "pods";
-	};
-	connect delay time 2;
-	connect retry time 5;
-	error wait time 5, 30;
-}
-
-protocol bgp peer_h1 from calico {
-	neighbor 10.100.0.1 as 64512;
-}
-`
-
 func TestBirdConfig(t *testing.T) {
 	tests := []struct {
-		name   string
-		opts   map[string]string
-		host   int
-		suffix string // the config must end with this
+		name string // testdata/bird-NAME.golden
+		opts map[string]string
+		host int
 	}{
-		{"mesh-h1", nil, 0, meshH1},
-		{"rr-reflector", map[string]string{"bgp": "rr"}, 0, rrH1Tail},
-		{"rr-client", map[string]string{"bgp": "rr"}, 2, rrH3Tail},
+		{"mesh-h1", nil, 0},
+		{"rr-reflector", map[string]string{"bgp": "rr"}, 0},
+		{"rr-client", map[string]string{"bgp": "rr"}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,9 +47,7 @@ func TestBirdConfig(t *testing.T) {
 			}
 			blocks := []netip.Prefix{netip.MustParsePrefix("10.244.1.0/26"), netip.MustParsePrefix("10.244.1.64/26")}
 			got := BirdConfig(l, l.Hosts[tt.host], o, blocks)
-			if !strings.HasSuffix(got, tt.suffix) {
-				t.Errorf("config:\n%s\nwant it to end with:\n%s", got, tt.suffix)
-			}
+			golden.Check(t, "bird-"+tt.name, got)
 			// the text must be what BIRD itself accepts
 			if _, err := exec.LookPath("bird"); err == nil {
 				f := filepath.Join(t.TempDir(), "bird.conf")
@@ -199,20 +109,7 @@ func TestPodCommands(t *testing.T) {
 	if _, err := (&Mode{}).AddPod(context.Background(), l, l.Hosts[1], "s2"); err != nil {
 		t.Fatal(err)
 	}
-	want := `ip netns add cnperf-x-h2-s2
-ip -n cnperf-x-h2-s2 link set lo up
-ip -n cnperf-x-h2 link add calis2 mtu 1500 type veth peer name eth0 mtu 1500 netns cnperf-x-h2-s2
-ip netns exec cnperf-x-h2 sysctl -q -w net.ipv4.conf.calis2.proxy_arp=1
-ip netns exec cnperf-x-h2 sysctl -q -w net.ipv4.neigh.calis2.proxy_delay=0
-ip -n cnperf-x-h2 link set calis2 up
-ip -n cnperf-x-h2 route add 10.244.2.2/32 dev calis2 scope link
-ip -n cnperf-x-h2-s2 addr add 10.244.2.2/32 dev eth0
-ip -n cnperf-x-h2-s2 link set eth0 up
-ip -n cnperf-x-h2-s2 route add default via 169.254.1.1 dev eth0 onlink
-`
-	if got := rec.Text(); got != want {
-		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
-	}
+	golden.Check(t, "pod-commands", rec.Text())
 }
 
 func TestStaticCommands(t *testing.T) {
@@ -220,16 +117,7 @@ func TestStaticCommands(t *testing.T) {
 	if err := (&Mode{}).Setup(context.Background(), l); err != nil {
 		t.Fatal(err)
 	}
-	want := `ip -n cnperf-x-h1 route add 169.254.1.1/32 dev eth0 scope link
-ip -n cnperf-x-h2 route add 169.254.1.1/32 dev eth0 scope link
-ip -n cnperf-x-h1 route add blackhole 10.244.1.0/24
-ip -n cnperf-x-h1 route add 10.244.2.0/24 via 10.100.0.2 dev eth0
-ip -n cnperf-x-h2 route add blackhole 10.244.2.0/24
-ip -n cnperf-x-h2 route add 10.244.1.0/24 via 10.100.0.1 dev eth0
-`
-	if got := rec.Text(); got != want {
-		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
-	}
+	golden.Check(t, "static-commands", rec.Text())
 }
 
 func TestEndToEnd(t *testing.T) {
@@ -367,3 +255,25 @@ func TestReflector(t *testing.T) {
 }
 
 var _ netmode.SetupPhaser = &Mode{}
+
+// TestGolden records every command calico-bgp runs, BIRD's start and
+// reconfiguration included, with BIRD's answers played back: the sessions
+// are established, and each claimed block reaches the other host.
+func TestGolden(t *testing.T) {
+	up := "peer_h1    BGP        ---        up     00:10:03.456  Established\npeer_h2    BGP        ---        up     00:10:03.456  Established\n"
+	outputs := map[string]string{
+		"birdc -s /run/cnperf/test/bird-h1.ctl show protocols":           up,
+		"birdc -s /run/cnperf/test/bird-h2.ctl show protocols":           up,
+		"ip -n cnperf-test-h2 route show proto bird exact 10.244.1.0/26": "10.244.1.0/26 via 10.100.0.1 dev eth0 proto bird metric 32",
+		"ip -n cnperf-test-h1 route show proto bird exact 10.244.2.0/26": "10.244.2.0/26 via 10.100.0.2 dev eth0 proto bird metric 32",
+	}
+	for _, c := range []struct {
+		file string
+		opts map[string]string
+	}{
+		{"calico-bgp", nil},
+		{"calico-bgp-static", map[string]string{"controlplane": "off"}},
+	} {
+		t.Run(c.file, func(t *testing.T) { labtest.GoldenMode(t, &Mode{}, c.opts, &lab.Recorder{Outputs: outputs}, c.file) })
+	}
+}
