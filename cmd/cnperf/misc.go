@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -22,6 +23,7 @@ import (
 
 func cmdNetworks(args []string) error {
 	fs := newFlags("networks")
+	verbose := fs.Bool("v", false, "also list each network's options (--mode-opt key=value)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -39,7 +41,35 @@ func cmdNetworks(args []string) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, strings.Join(ps, ","), status, m.Summary())
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if *verbose {
+		fmt.Println()
+		writeNetworkOptions(os.Stdout)
+	}
+	return nil
+}
+
+// writeNetworkOptions lists the mode options: the ones every network
+// takes, then each network's own.
+func writeNetworkOptions(w io.Writer) {
+	fmt.Fprintln(w, "options (--mode-opt key=value):")
+	fmt.Fprintln(w, "  every network:")
+	option.Describe(w, "    ", netmode.Common)
+	var plain []string
+	for _, n := range netmode.Names() {
+		m, _ := netmode.Get(n)
+		if len(m.Options()) == 0 {
+			plain = append(plain, n)
+			continue
+		}
+		fmt.Fprintf(w, "  %s:\n", n)
+		option.Describe(w, "    ", m.Options())
+	}
+	if len(plain) > 0 {
+		fmt.Fprintf(w, "  none of their own: %s\n", strings.Join(plain, ", "))
+	}
 }
 
 func cmdWorkloads(args []string) error {

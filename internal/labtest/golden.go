@@ -2,16 +2,12 @@ package labtest
 
 import (
 	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // Golden builds mode name in a lab whose commands are recorded, not run
 // (no root needed): the hosts, the mode's Setup, a client pod on h1, a
@@ -27,8 +23,21 @@ func GoldenWith(t *testing.T, name string, opts map[string]string, file string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &lab.Recorder{}
-	l, err := lab.New(lab.Config{ID: "test", Exec: rec, NoStateDirs: true, ModeOptions: opts})
+	GoldenMode(t, m, opts, nil, file)
+}
+
+// GoldenMode is GoldenWith for a given mode instance (one whose datapath a
+// test replaced, say) recording into rec, whose Outputs are what the
+// recorded commands return (a daemon's status, a route read back); nil
+// rec records into a fresh Recorder.
+func GoldenMode(t *testing.T, m netmode.Mode, opts map[string]string, rec *lab.Recorder, file string) {
+	t.Helper()
+	if rec == nil {
+		rec = &lab.Recorder{}
+	}
+	cfg := lab.Config{ID: "test", Exec: rec, NoStateDirs: true, ModeOptions: opts}
+	netmode.ShapeLab(m, &cfg)
+	l, err := lab.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,28 +78,14 @@ func GoldenWith(t *testing.T, name string, opts map[string]string, file string) 
 			dial(p, s, "udp")
 		}
 	}
-	CompareGolden(t, filepath.Join("testdata", file+".golden"), rec.Text())
+	golden.Check(t, file, rec.Text())
 }
 
-// CompareGolden compares got with the file at path, or rewrites it with -update.
+// CompareGolden compares got with the file at path, or rewrites it with
+// -update (see package golden).
 func CompareGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("commands differ from %s (go test -update rewrites it after review):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	golden.Compare(t, path, got)
 }
 
 // SetupError runs mode name's Setup in a recording lab (no root) with the

@@ -7,6 +7,7 @@ package labtest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,9 +27,29 @@ import (
 
 var (
 	buildOnce sync.Once
+	binDir    string
 	binPath   string
 	buildErr  error
+	mainRuns  bool
 )
+
+// Main runs a test package's tests, then removes the cnperf binary that
+// AgentBinary built for them. Every test package that runs agents
+// (AgentBinary, Plan, Mode, Run) declares
+//
+//	func TestMain(m *testing.M) { labtest.Main(m) }
+//
+// so that no test run leaves a binary in the temporary folder.
+func Main(m *testing.M) {
+	mainRuns = true
+	code := m.Run()
+	if binDir != "" {
+		if err := os.RemoveAll(binDir); err != nil {
+			fmt.Fprintln(os.Stderr, "labtest:", err)
+		}
+	}
+	os.Exit(code)
+}
 
 // NeedRoot skips t unless it runs as root with iproute2.
 func NeedRoot(tb testing.TB) {
@@ -41,16 +62,19 @@ func NeedRoot(tb testing.TB) {
 	}
 }
 
-// AgentBinary builds cnperf once per test process and returns its path.
+// AgentBinary builds cnperf once per test process, into a temporary folder
+// that Main removes when the tests end, and returns its path.
 func AgentBinary(tb testing.TB) string {
 	tb.Helper()
+	if !mainRuns {
+		tb.Fatal("labtest.AgentBinary: this test package must declare func TestMain(m *testing.M) { labtest.Main(m) }, which removes the binary afterwards")
+	}
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "cnperf-test-bin")
-		if err != nil {
-			buildErr = err
+		binDir, buildErr = os.MkdirTemp("", "cnperf-test-bin")
+		if buildErr != nil {
 			return
 		}
-		binPath = filepath.Join(dir, "cnperf")
+		binPath = filepath.Join(binDir, "cnperf")
 		out, err := exec.Command("go", "build", "-o", binPath, "github.com/cnperf/cnperf/cmd/cnperf").CombinedOutput()
 		if err != nil {
 			buildErr = &buildError{string(out), err}

@@ -1,7 +1,9 @@
 // Package netmode defines what a container network is to cnperf, and the
 // registry of them. Each network lives in its own subpackage and registers
-// itself by name from init(); adding a network is one new folder and one
-// line in netmode/all.
+// a factory by name from init(); adding a network is one new folder and one
+// line in netmode/all. Get makes a fresh instance each time: a deployment
+// (one lab) owns its instance, and whatever the mode remembers about that
+// lab lives in the instance's fields.
 package netmode
 
 import (
@@ -11,6 +13,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/registry"
 )
 
@@ -44,6 +47,10 @@ type Mode interface {
 	Placements() []Placement
 	// Requires lists what this machine must have.
 	Requires() Requirements
+	// Options declares the mode options (lab.Config.ModeOptions, `--mode-opt
+	// key=value`) the mode reads, beside the Common ones every lab honours;
+	// nil when it reads none.
+	Options() []option.Spec
 	// Setup configures the hosts (bridges, tunnels, routes) on a created lab.
 	Setup(ctx context.Context, l *lab.Lab) error
 	// AddPod creates a pod on host h and gives it this network.
@@ -73,13 +80,28 @@ type KernelFeature struct {
 	What   string // human name, e.g. "VXLAN devices"
 }
 
-var modes = registry.New[Mode]("network", "`cnperf networks` lists them")
+// Factory makes a fresh instance of a mode.
+type Factory func() Mode
 
-// Register adds a mode; it panics on a duplicate name (a programming error).
-func Register(m Mode) { modes.Register(m.Name(), m) }
+var modes = registry.New[Factory]("network", "`cnperf networks` lists them")
 
-// Get finds a mode by name, or says which exist.
-func Get(name string) (Mode, error) { return modes.Get(name) }
+// Register adds a mode by its factory, under the name its instances give;
+// it panics on a duplicate name (a programming error).
+func Register(f func() Mode) { modes.Register(f().Name(), f) }
+
+// Get makes a fresh instance of the named mode, or says which exist. Each
+// deployment gets its own: an instance keeps the state of the lab it set
+// up (daemons, KV store, BPF objects) until that lab is torn down.
+func Get(name string) (Mode, error) {
+	f, err := modes.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	return f(), nil
+}
+
+// New is Get.
+func New(name string) (Mode, error) { return Get(name) }
 
 // Names lists registered modes, sorted.
 func Names() []string { return modes.Names() }

@@ -29,7 +29,7 @@ func TestControlPlaneOffNeedsNoControlPlane(t *testing.T) {
 	}{
 		{&dockeroverlay.Mode{}, "etcd"},
 		{&flanneludp.Mode{}, "etcd"},
-		{calicobgp.Mode{}, "bird"},
+		{&calicobgp.Mode{}, "bird"},
 	} {
 		err := netmode.CheckOptsWith(c.mode, nil, k, lookPath)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "apt-get install") {

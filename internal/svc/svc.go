@@ -20,6 +20,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/registry"
 )
 
@@ -128,6 +129,8 @@ type LB interface {
 	Name() string
 	Summary() string
 	Requires() Requirements
+	// Options declares the options the load balancer takes; nil when none.
+	Options() []option.Spec
 	// Sync makes the programmed services exactly services: new ones added,
 	// changed ones updated, missing ones removed. Safe to repeat.
 	Sync(ctx context.Context, c *Cluster, services []Service) error
@@ -156,6 +159,12 @@ func New(name string) (LB, error) {
 
 // Names lists the registered load balancers, sorted.
 func Names() []string { return reg.Names() }
+
+// ValidateOptions checks a set of options against what lb declares: an
+// unknown key or a malformed value is an error that lists lb's options.
+func ValidateOptions(lb LB, set map[string]string) error {
+	return option.Validate("load balancer "+lb.Name(), lb.Options(), set)
+}
 
 // ErrUnsupported marks a load balancer this machine cannot run; the error
 // text names what is missing.

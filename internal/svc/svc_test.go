@@ -78,3 +78,29 @@ func TestUnsupported(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+func TestValidateOptions(t *testing.T) {
+	cases := []struct {
+		lb   string
+		set  map[string]string
+		want string // "" = valid; else a substring of the error
+	}{
+		{"iptables", nil, ""},
+		{"ipvs", map[string]string{}, ""},
+		{"ipvs", map[string]string{"scheduler": "rr"}, `load balancer ipvs takes no option "scheduler" (it has no options)`},
+		{"ebpf-socket", map[string]string{"x": "1"}, "has no options"},
+	}
+	for _, c := range cases {
+		lb, err := svc.New(c.lb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = svc.ValidateOptions(lb, c.set)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s %v: %v", c.lb, c.set, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s %v: got %v, want %q", c.lb, c.set, err, c.want)
+		}
+	}
+}

@@ -10,9 +10,10 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
-func init() { netmode.Register(Mode{}) }
+func init() { netmode.Register(func() netmode.Mode { return Mode{} }) }
 
 // Mode is the baseline.
 type Mode struct{}
@@ -29,6 +30,9 @@ func (Mode) Summary() string {
 func (Mode) Placements() []netmode.Placement {
 	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
 }
+
+// Options implements netmode.Mode: none of its own.
+func (Mode) Options() []option.Spec { return nil }
 
 // Requires implements netmode.Mode.
 func (Mode) Requires() netmode.Requirements { return netmode.Requirements{Commands: []string{"ip"}} }

@@ -10,12 +10,13 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
 // BridgeName is the host bridge, named as Docker names it.
 const BridgeName = "docker0"
 
-func init() { netmode.Register(Mode{}) }
+func init() { netmode.Register(func() netmode.Mode { return Mode{} }) }
 
 // Mode is Docker's bridge network.
 type Mode struct{}
@@ -38,6 +39,9 @@ func (Mode) Refuse(p netmode.Placement) string {
 	}
 	return ""
 }
+
+// Options implements netmode.Mode: none of its own.
+func (Mode) Options() []option.Spec { return nil }
 
 // Requires implements netmode.Mode.
 func (Mode) Requires() netmode.Requirements {

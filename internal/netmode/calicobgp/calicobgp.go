@@ -34,9 +34,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/ctrlplane"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
 // Calico's numbers.
@@ -48,26 +50,45 @@ const (
 // ErrNotConverged is returned when BGP did not install every route in time.
 var ErrNotConverged = errors.New("bgp did not converge")
 
-func init() { netmode.Register(Mode{}) }
+func init() { netmode.Register(func() netmode.Mode { return &Mode{} }) }
 
-// Mode is Calico BGP.
-type Mode struct{}
+// Mode is Calico BGP; an instance serves one lab at a time.
+type Mode struct {
+	st netmode.State[labState]
+	// LookPath finds programs (default exec.LookPath); tests replace it
+	// to play a machine without BIRD.
+	LookPath func(string) (string, error)
+}
 
 // Name implements netmode.Mode.
-func (Mode) Name() string { return "calico-bgp" }
+func (*Mode) Name() string { return "calico-bgp" }
 
 // Summary implements netmode.Mode.
-func (Mode) Summary() string {
+func (*Mode) Summary() string {
 	return "Calico BGP: BIRD per host announcing its pod block (full mesh or route reflector), pods on cali veths with /32 routes and the 169.254.1.1 proxy-ARP gateway"
 }
 
 // Placements implements netmode.Mode.
-func (Mode) Placements() []netmode.Placement {
+func (*Mode) Placements() []netmode.Placement {
 	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
 }
 
+// Options implements netmode.Mode.
+func (*Mode) Options() []option.Spec {
+	return []option.Spec{
+		{Name: "bgp", Kind: option.Enum, Values: []string{"mesh", "rr"}, Default: "mesh",
+			Help: "full iBGP mesh, or h1 as route reflector"},
+		{Name: "bgp-timeout", Kind: option.Duration, Default: "30s",
+			Help: "how long to wait for sessions and routes"},
+		{Name: "block", Kind: option.Int, Default: "26",
+			Help: "IPAM block prefix length, Calico's blockSize: 24 to 32 (32 announces every pod on its own)"},
+		{Name: "controlplane", Kind: option.Enum, Values: []string{"on", "off"}, Default: "on",
+			Help: "off: no BIRD, each host's whole range routed statically"},
+	}
+}
+
 // Requires implements netmode.Mode.
-func (Mode) Requires() netmode.Requirements {
+func (*Mode) Requires() netmode.Requirements {
 	return netmode.Requirements{
 		Kernel:       []netmode.KernelFeature{{Config: "CONFIG_VETH", What: "veth pairs"}},
 		Commands:     []string{"ip"},
@@ -115,6 +136,19 @@ func ParseOptions(c *lab.Config) (Options, error) {
 		o.Block = n
 	}
 	return o, nil
+}
+
+// writeConfig writes host h's BIRD configuration; a lab that only records
+// commands (golden tests) has no folder for it, and BirdConfig's own tests
+// cover the text.
+func writeConfig(l *lab.Lab, h *lab.Host, text string) error {
+	if ctrlplane.Recording(l) {
+		return nil
+	}
+	if err := os.WriteFile(ConfigPath(l, h), []byte(text), 0o644); err != nil {
+		return fmt.Errorf("writing bird config: %w", err)
+	}
+	return nil
 }
 
 // ConfigPath and SocketPath are where host h's BIRD keeps its files.
@@ -171,59 +205,47 @@ func BirdConfig(l *lab.Lab, h *lab.Host, o Options, blocks []netip.Prefix) strin
 	return b.String()
 }
 
-// lookPath finds programs; tests replace it to play a machine without BIRD.
-var lookPath = exec.LookPath
+func (m *Mode) lookPath(file string) (string, error) {
+	if m.LookPath != nil {
+		return m.LookPath(file)
+	}
+	return exec.LookPath(file)
+}
 
-// labState is what the mode remembers about one lab.
+// labState is what the mode remembers about its lab.
 type labState struct {
 	opts   Options
+	mu     sync.Mutex
 	phases map[string]time.Duration
 	blocks map[*lab.Host][]netip.Prefix // IPAM blocks affine to each host
 }
 
-var (
-	stateMu sync.Mutex
-	states  = map[*lab.Lab]*labState{}
-)
-
-func state(l *lab.Lab) *labState {
-	stateMu.Lock()
-	defer stateMu.Unlock()
-	st := states[l]
-	if st == nil {
-		st = &labState{phases: map[string]time.Duration{}, blocks: map[*lab.Host][]netip.Prefix{}}
-		states[l] = st
-		l.OnTeardown(func() error {
-			stateMu.Lock()
-			defer stateMu.Unlock()
-			delete(states, l)
-			return nil
-		})
-	}
-	return st
-}
-
 // SetupPhases reports how long Setup spent bringing BGP up on lab l
 // ("bgp_convergence": every session established), for the startup workload.
-func (Mode) SetupPhases(l *lab.Lab) map[string]time.Duration {
-	stateMu.Lock()
-	defer stateMu.Unlock()
-	if st := states[l]; st != nil {
-		out := map[string]time.Duration{}
-		for k, v := range st.phases {
-			out[k] = v
-		}
-		return out
+func (m *Mode) SetupPhases(l *lab.Lab) map[string]time.Duration {
+	st := m.st.Of(l)
+	if st == nil {
+		return nil
 	}
-	return nil
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := map[string]time.Duration{}
+	for k, v := range st.phases {
+		out[k] = v
+	}
+	return out
 }
 
 // Setup implements netmode.Mode: starts BIRD on every host and waits until
 // every BGP session is established. No block is announced yet: as with
 // Calico's IPAM, a host claims a block when its first pod needs one.
-func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
+func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 	o, err := ParseOptions(&l.Cfg)
 	if err != nil {
+		return err
+	}
+	st := &labState{opts: o, phases: map[string]time.Duration{}, blocks: map[*lab.Host][]netip.Prefix{}}
+	if err := m.st.Bind(m.Name(), l, st); err != nil {
 		return err
 	}
 	for _, h := range l.Hosts {
@@ -234,7 +256,7 @@ func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
 	if !o.ControlPlane {
 		return staticRoutes(ctx, l)
 	}
-	if _, err := lookPath("bird"); err != nil {
+	if _, err := m.lookPath("bird"); err != nil {
 		return errors.New("calico-bgp needs the bird command (BIRD 2); install it (apt-get install bird2)")
 	}
 	for _, h := range l.Hosts {
@@ -244,15 +266,13 @@ func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
 			}
 		}
 	}
-	st := state(l)
-	st.opts = o
 	t0 := time.Now()
 	procs := map[*lab.Host]*lab.Proc{}
 	for _, h := range l.Hosts {
-		if err := os.WriteFile(ConfigPath(l, h), []byte(BirdConfig(l, h, o, nil)), 0o644); err != nil {
-			return fmt.Errorf("writing bird config: %w", err)
+		if err := writeConfig(l, h, BirdConfig(l, h, o, nil)); err != nil {
+			return err
 		}
-		p, err := l.Start(h.NetNS, "bird-"+h.Name, "bird", "-f", "-c", ConfigPath(l, h), "-s", SocketPath(l, h))
+		p, err := ctrlplane.Start(l, h.NetNS, "bird-"+h.Name, "bird", "-f", "-c", ConfigPath(l, h), "-s", SocketPath(l, h))
 		if err != nil {
 			return err
 		}
@@ -262,9 +282,9 @@ func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
 		return err
 	}
 	d := time.Since(t0)
-	stateMu.Lock()
+	st.mu.Lock()
 	st.phases["bgp_convergence"] = d
-	stateMu.Unlock()
+	st.mu.Unlock()
 	netmode.MarkPhase(ctx, "bgp_convergence")
 	return nil
 }
@@ -309,10 +329,12 @@ func waitEstablished(ctx context.Context, l *lab.Lab, procs map[*lab.Host]*lab.P
 		var waiting []string
 		var last string
 		for _, h := range l.Hosts {
-			select {
-			case <-procs[h].Done():
-				return fmt.Errorf("bird on %s exited: %s", h.Name, l.LogTail("bird-"+h.Name, 5))
-			default:
+			if p := procs[h]; p != nil { // nil: only recorded
+				select {
+				case <-p.Done():
+					return fmt.Errorf("bird on %s exited: %s", h.Name, l.LogTail("bird-"+h.Name, 5))
+				default:
+				}
 			}
 			// a read, not a change: not logged as a lab command; before
 			// BIRD has made its socket this fails, which is waiting too
@@ -342,22 +364,21 @@ func waitEstablished(ctx context.Context, l *lab.Lab, procs map[*lab.Host]*lab.P
 // block: BIRD gets the block in its config (`birdc configure`), and the
 // pod is reachable once every other host has the route. It reports
 // whether a new block was claimed.
-func claimBlock(ctx context.Context, l *lab.Lab, h *lab.Host, ip netip.Addr) (bool, error) {
-	st := state(l)
-	stateMu.Lock()
+func claimBlock(ctx context.Context, l *lab.Lab, st *labState, h *lab.Host, ip netip.Addr) (bool, error) {
 	o := st.opts
 	blk := netip.PrefixFrom(ip, o.Block).Masked()
+	st.mu.Lock()
 	for _, b := range st.blocks[h] {
 		if b == blk {
-			stateMu.Unlock()
+			st.mu.Unlock()
 			return false, nil
 		}
 	}
 	st.blocks[h] = append(st.blocks[h], blk)
 	blocks := append([]netip.Prefix(nil), st.blocks[h]...)
-	stateMu.Unlock()
-	if err := os.WriteFile(ConfigPath(l, h), []byte(BirdConfig(l, h, o, blocks)), 0o644); err != nil {
-		return false, fmt.Errorf("writing bird config: %w", err)
+	st.mu.Unlock()
+	if err := writeConfig(l, h, BirdConfig(l, h, o, blocks)); err != nil {
+		return false, err
 	}
 	if _, err := l.Run(ctx, "birdc", "-s", SocketPath(l, h), "configure"); err != nil {
 		return false, fmt.Errorf("announcing block %s from %s: %w", blk, h.Name, err)
@@ -417,13 +438,21 @@ func HostVeth(pod string) string { return "cali" + pod }
 //	ip -n POD addr add IP/32 dev eth0
 //	ip -n POD link set eth0 up
 //	ip -n POD route add default via 169.254.1.1 dev eth0 onlink
-func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
+func (m *Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
+	st := m.st.Of(l)
+	if st == nil {
+		// without a control plane there is nothing to announce, and so
+		// nothing Setup must have prepared
+		if o, err := ParseOptions(&l.Cfg); err != nil || o.ControlPlane {
+			return nil, errors.New("calico-bgp: AddPod before Setup")
+		}
+	}
 	pod, err := AttachPod(ctx, l, h, name, l.Cfg.MTU)
 	if err != nil {
 		return nil, err
 	}
-	if o, err := ParseOptions(&l.Cfg); err == nil && o.ControlPlane {
-		if _, err := claimBlock(ctx, l, h, pod.IP); err != nil {
+	if st != nil && st.opts.ControlPlane {
+		if _, err := claimBlock(ctx, l, st, h, pod.IP); err != nil {
 			return nil, err
 		}
 		netmode.MarkPhase(ctx, "bgp_announce")
@@ -474,6 +503,6 @@ func AttachPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string, mtuByt
 }
 
 // Expose implements netmode.Mode.
-func (Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, port int) (netip.AddrPort, error) {
+func (*Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, port int) (netip.AddrPort, error) {
 	return podnet.Direct(from, to, port)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -27,104 +28,15 @@ func recLab(t *testing.T, hosts int, opts map[string]string) (*lab.Lab, *lab.Rec
 	return l, rec
 }
 
-const meshH1 = `# cnperf calico-bgp, host h1
-router id 10.100.0.1;
-log stderr all;
-
-protocol device {
-	scan time 2;
-}
-
-# the IPAM blocks affine to this host: announced to peers, blackholed
-# locally (the pods' /32 routes are more specific)
-protocol static pods {
-	ipv4;
-	route 10.244.1.0/26 blackhole;
-	route 10.244.1.64/26 blackhole;
-}
-
-protocol kernel {
-	scan time 2;
-	ipv4 {
-		import none;
-		export all;
-	};
-}
-
-template bgp calico {
-	local 10.100.0.1 as 64512;
-	direct;
-	ipv4 {
-		gateway direct;
-		import all;
-		export where proto = "pods";
-	};
-	connect delay time 2;
-	connect retry time 5;
-	error wait time 5, 30;
-}
-
-protocol bgp peer_h2 from calico {
-	neighbor 10.100.0.2 as 64512;
-}
-
-protocol bgp peer_h3 from calico {
-	neighbor 10.100.0.3 as 64512;
-}
-`
-
-const rrH1Tail = `template bgp calico {
-	local 10.100.0.1 as 64512;
-	direct;
-	ipv4 {
-		gateway direct;
-		import all;
-		export where proto = "pods" || source = RTS_BGP;
-	};
-	connect delay time 2;
-	connect retry time 5;
-	error wait time 5, 30;
-}
-
-protocol bgp peer_h2 from calico {
-	neighbor 10.100.0.2 as 64512;
-	rr client;
-}
-
-protocol bgp peer_h3 from calico {
-	neighbor 10.100.0.3 as 64512;
-	rr client;
-}
-`
-
-const rrH3Tail = `template bgp calico {
-	local 10.100.0.3 as 64512;
-	direct;
-	ipv4 {
-		gateway direct;
-		import all;
-		export where proto = "pods";
-	};
-	connect delay time 2;
-	connect retry time 5;
-	error wait time 5, 30;
-}
-
-protocol bgp peer_h1 from calico {
-	neighbor 10.100.0.1 as 64512;
-}
-`
-
 func TestBirdConfig(t *testing.T) {
 	tests := []struct {
-		name   string
-		opts   map[string]string
-		host   int
-		suffix string // the config must end with this
+		name string // testdata/bird-NAME.golden
+		opts map[string]string
+		host int
 	}{
-		{"mesh-h1", nil, 0, meshH1},
-		{"rr-reflector", map[string]string{"bgp": "rr"}, 0, rrH1Tail},
-		{"rr-client", map[string]string{"bgp": "rr"}, 2, rrH3Tail},
+		{"mesh-h1", nil, 0},
+		{"rr-reflector", map[string]string{"bgp": "rr"}, 0},
+		{"rr-client", map[string]string{"bgp": "rr"}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,9 +47,7 @@ func TestBirdConfig(t *testing.T) {
 			}
 			blocks := []netip.Prefix{netip.MustParsePrefix("10.244.1.0/26"), netip.MustParsePrefix("10.244.1.64/26")}
 			got := BirdConfig(l, l.Hosts[tt.host], o, blocks)
-			if !strings.HasSuffix(got, tt.suffix) {
-				t.Errorf("config:\n%s\nwant it to end with:\n%s", got, tt.suffix)
-			}
+			golden.Check(t, "bird-"+tt.name, got)
 			// the text must be what BIRD itself accepts
 			if _, err := exec.LookPath("bird"); err == nil {
 				f := filepath.Join(t.TempDir(), "bird.conf")
@@ -196,40 +106,18 @@ peer_h3    BGP        ---        start  00:10:01.123  Connect
 
 func TestPodCommands(t *testing.T) {
 	l, rec := recLab(t, 2, map[string]string{"controlplane": "off"})
-	if _, err := (Mode{}).AddPod(context.Background(), l, l.Hosts[1], "s2"); err != nil {
+	if _, err := (&Mode{}).AddPod(context.Background(), l, l.Hosts[1], "s2"); err != nil {
 		t.Fatal(err)
 	}
-	want := `ip netns add cnperf-x-h2-s2
-ip -n cnperf-x-h2-s2 link set lo up
-ip -n cnperf-x-h2 link add calis2 mtu 1500 type veth peer name eth0 mtu 1500 netns cnperf-x-h2-s2
-ip netns exec cnperf-x-h2 sysctl -q -w net.ipv4.conf.calis2.proxy_arp=1
-ip netns exec cnperf-x-h2 sysctl -q -w net.ipv4.neigh.calis2.proxy_delay=0
-ip -n cnperf-x-h2 link set calis2 up
-ip -n cnperf-x-h2 route add 10.244.2.2/32 dev calis2 scope link
-ip -n cnperf-x-h2-s2 addr add 10.244.2.2/32 dev eth0
-ip -n cnperf-x-h2-s2 link set eth0 up
-ip -n cnperf-x-h2-s2 route add default via 169.254.1.1 dev eth0 onlink
-`
-	if got := rec.Text(); got != want {
-		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
-	}
+	golden.Check(t, "pod-commands", rec.Text())
 }
 
 func TestStaticCommands(t *testing.T) {
 	l, rec := recLab(t, 2, map[string]string{"controlplane": "off"})
-	if err := (Mode{}).Setup(context.Background(), l); err != nil {
+	if err := (&Mode{}).Setup(context.Background(), l); err != nil {
 		t.Fatal(err)
 	}
-	want := `ip -n cnperf-x-h1 route add 169.254.1.1/32 dev eth0 scope link
-ip -n cnperf-x-h2 route add 169.254.1.1/32 dev eth0 scope link
-ip -n cnperf-x-h1 route add blackhole 10.244.1.0/24
-ip -n cnperf-x-h1 route add 10.244.2.0/24 via 10.100.0.2 dev eth0
-ip -n cnperf-x-h2 route add blackhole 10.244.2.0/24
-ip -n cnperf-x-h2 route add 10.244.1.0/24 via 10.100.0.1 dev eth0
-`
-	if got := rec.Text(); got != want {
-		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
-	}
+	golden.Check(t, "static-commands", rec.Text())
 }
 
 func TestEndToEnd(t *testing.T) {
@@ -245,9 +133,9 @@ func TestEndToEnd(t *testing.T) {
 	})
 }
 
-// setupErr builds a lab, runs Setup, tears down, and returns Setup's error
-// after checking nothing was left.
-func setupErr(t *testing.T, opts map[string]string, then func(*lab.Lab) error) (error, map[string]time.Duration) {
+// setupErr builds a lab, runs m's Setup, tears down, and returns Setup's
+// error after checking nothing was left.
+func setupErr(t *testing.T, m *Mode, opts map[string]string, then func(*lab.Lab) error) (error, map[string]time.Duration) {
 	t.Helper()
 	labtest.NeedRoot(t)
 	l, err := lab.New(lab.Config{ID: "t" + lab.NewID(), ModeOptions: opts})
@@ -259,11 +147,11 @@ func setupErr(t *testing.T, opts map[string]string, then func(*lab.Lab) error) (
 		l.Teardown()
 		t.Fatal(err)
 	}
-	serr := Mode{}.Setup(ctx, l)
+	serr := m.Setup(ctx, l)
 	if serr == nil && then != nil {
 		serr = then(l)
 	}
-	ph := Mode{}.SetupPhases(l)
+	ph := m.SetupPhases(l)
 	if err := l.Teardown(); err != nil {
 		t.Error(err)
 	}
@@ -272,7 +160,7 @@ func setupErr(t *testing.T, opts map[string]string, then func(*lab.Lab) error) (
 }
 
 func TestConvergencePhase(t *testing.T) {
-	err, ph := setupErr(t, nil, nil)
+	err, ph := setupErr(t, &Mode{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,16 +173,15 @@ func TestConvergencePhase(t *testing.T) {
 
 func TestNotConverged(t *testing.T) {
 	// BIRD's connect delay is 2 s: nothing can converge in 100 ms
-	err, _ := setupErr(t, map[string]string{"bgp-timeout": "100ms"}, nil)
+	err, _ := setupErr(t, &Mode{}, map[string]string{"bgp-timeout": "100ms"}, nil)
 	if !errors.Is(err, ErrNotConverged) || !strings.Contains(err.Error(), "bgp-timeout") {
 		t.Fatalf("error %v, want %v naming bgp-timeout", err, ErrNotConverged)
 	}
 }
 
 func TestMissingBird(t *testing.T) {
-	lookPath = func(string) (string, error) { return "", exec.ErrNotFound }
-	t.Cleanup(func() { lookPath = exec.LookPath })
-	err, _ := setupErr(t, nil, nil)
+	m := &Mode{LookPath: func(string) (string, error) { return "", exec.ErrNotFound }}
+	err, _ := setupErr(t, m, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "apt-get install bird2") {
 		t.Fatalf("error %v, want one naming apt-get install bird2", err)
 	}
@@ -303,11 +190,12 @@ func TestMissingBird(t *testing.T) {
 // TestBlockClaims: a host's first pod in a block announces it over BGP (the
 // peer gets the route), a second pod in the same block does not.
 func TestBlockClaims(t *testing.T) {
-	err, _ := setupErr(t, nil, func(l *lab.Lab) error {
+	m := &Mode{}
+	err, _ := setupErr(t, m, nil, func(l *lab.Lab) error {
 		ctx := context.Background()
 		h1, h2 := l.Hosts[0], l.Hosts[1]
 		for _, name := range []string{"a", "b"} {
-			pod, err := Mode{}.AddPod(ctx, l, h1, name)
+			pod, err := m.AddPod(ctx, l, h1, name)
 			if err != nil {
 				return err
 			}
@@ -319,7 +207,7 @@ func TestBlockClaims(t *testing.T) {
 				return fmt.Errorf("after pod %s (%s), h2's BGP routes are %q; want 10.244.1.0/26 via h1", name, pod.IP, out)
 			}
 		}
-		st := state(l)
+		st := m.st.Of(l)
 		if n := len(st.blocks[h1]); n != 1 {
 			return fmt.Errorf("%d blocks claimed on h1 for two pods, want 1", n)
 		}
@@ -346,10 +234,11 @@ func TestReflector(t *testing.T) {
 	if err := l.Create(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := (Mode{}).Setup(ctx, l); err != nil {
+	m := &Mode{}
+	if err := m.Setup(ctx, l); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (Mode{}).AddPod(ctx, l, l.Hosts[1], "s2"); err != nil {
+	if _, err := m.AddPod(ctx, l, l.Hosts[1], "s2"); err != nil {
 		t.Fatal(err)
 	}
 	out, err := l.Cfg.Exec.Run(ctx, []string{"ip", "-n", l.Hosts[2].NetNS, "route", "show", "proto", "bird"})
@@ -365,4 +254,26 @@ func TestReflector(t *testing.T) {
 	}
 }
 
-var _ netmode.SetupPhaser = Mode{}
+var _ netmode.SetupPhaser = &Mode{}
+
+// TestGolden records every command calico-bgp runs, BIRD's start and
+// reconfiguration included, with BIRD's answers played back: the sessions
+// are established, and each claimed block reaches the other host.
+func TestGolden(t *testing.T) {
+	up := "peer_h1    BGP        ---        up     00:10:03.456  Established\npeer_h2    BGP        ---        up     00:10:03.456  Established\n"
+	outputs := map[string]string{
+		"birdc -s /run/cnperf/test/bird-h1.ctl show protocols":           up,
+		"birdc -s /run/cnperf/test/bird-h2.ctl show protocols":           up,
+		"ip -n cnperf-test-h2 route show proto bird exact 10.244.1.0/26": "10.244.1.0/26 via 10.100.0.1 dev eth0 proto bird metric 32",
+		"ip -n cnperf-test-h1 route show proto bird exact 10.244.2.0/26": "10.244.2.0/26 via 10.100.0.2 dev eth0 proto bird metric 32",
+	}
+	for _, c := range []struct {
+		file string
+		opts map[string]string
+	}{
+		{"calico-bgp", nil},
+		{"calico-bgp-static", map[string]string{"controlplane": "off"}},
+	} {
+		t.Run(c.file, func(t *testing.T) { labtest.GoldenMode(t, &Mode{}, c.opts, &lab.Recorder{Outputs: outputs}, c.file) })
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/calicobgp"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
 // Device and Overhead are Calico's tunnel device and its outer IPv4 header.
@@ -28,7 +29,7 @@ const (
 	Overhead = 20
 )
 
-func init() { netmode.Register(Mode{}) }
+func init() { netmode.Register(func() netmode.Mode { return Mode{} }) }
 
 // Mode is Calico IPIP.
 type Mode struct{}
@@ -45,6 +46,9 @@ func (Mode) Summary() string {
 func (Mode) Placements() []netmode.Placement {
 	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
 }
+
+// Options implements netmode.Mode: none of its own.
+func (Mode) Options() []option.Spec { return nil }
 
 // Requires implements netmode.Mode.
 func (Mode) Requires() netmode.Requirements {

@@ -22,6 +22,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
 // BridgeName is Flannel's CNI bridge.
@@ -33,7 +34,7 @@ const DefaultRouteLimit = 50
 // ErrRouteLimit is returned when the router's table would overflow.
 var ErrRouteLimit = errors.New("route table full")
 
-func init() { netmode.Register(Mode{}) }
+func init() { netmode.Register(func() netmode.Mode { return Mode{} }) }
 
 // Mode is Flannel aws-vpc.
 type Mode struct{}
@@ -49,6 +50,14 @@ func (Mode) Summary() string {
 // Placements implements netmode.Mode.
 func (Mode) Placements() []netmode.Placement {
 	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+}
+
+// Options implements netmode.Mode.
+func (Mode) Options() []option.Spec {
+	return []option.Spec{
+		{Name: "route-limit", Kind: option.Int, Default: strconv.Itoa(DefaultRouteLimit),
+			Help: "entries the router's table may hold (AWS's default VPC limit)"},
+	}
 }
 
 // Requires implements netmode.Mode.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/netmode/hostgw"
@@ -28,18 +29,7 @@ func TestCommands(t *testing.T) {
 	if err := (Mode{}).Setup(context.Background(), l); err != nil {
 		t.Fatal(err)
 	}
-	want := `ip -n cnperf-x-h1 link add cni0 mtu 1500 type bridge
-ip -n cnperf-x-h1 addr add 10.244.1.1/24 dev cni0
-ip -n cnperf-x-h1 link set cni0 up
-ip -n cnperf-x-h2 link add cni0 mtu 1500 type bridge
-ip -n cnperf-x-h2 addr add 10.244.2.1/24 dev cni0
-ip -n cnperf-x-h2 link set cni0 up
-ip -n cnperf-x-rt route add 10.244.1.0/24 via 10.100.1.2 dev h1
-ip -n cnperf-x-rt route add 10.244.2.0/24 via 10.100.2.2 dev h2
-`
-	if got := rec.Text(); got != want {
-		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
-	}
+	golden.Check(t, "commands", rec.Text())
 }
 
 func TestRouteLimit(t *testing.T) {
@@ -121,3 +111,7 @@ func TestLimitLeavesNothing(t *testing.T) {
 		t.Fatalf("setup: %v, want %v", serr, ErrRouteLimit)
 	}
 }
+
+// TestGolden records every command of a cloud-routed lab (a routed
+// underlay, shaped by the mode) with pods on both hosts.
+func TestGolden(t *testing.T) { labtest.Golden(t, "cloud-routed") }

@@ -11,9 +11,10 @@ import (
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/bridge"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
-func init() { netmode.Register(Mode{}) }
+func init() { netmode.Register(func() netmode.Mode { return Mode{} }) }
 
 // Mode is the shared-namespace network.
 type Mode struct{}
@@ -33,6 +34,9 @@ func (Mode) Placements() []netmode.Placement { return []netmode.Placement{netmod
 func (Mode) Refuse(netmode.Placement) string {
 	return "container mode measures two containers inside one pod; use --placement same-pod (pods on other hosts or pods are another network's job)"
 }
+
+// Options implements netmode.Mode: none of its own.
+func (Mode) Options() []option.Spec { return nil }
 
 // Requires implements netmode.Mode.
 func (Mode) Requires() netmode.Requirements { return bridge.Mode{}.Requires() }

@@ -25,6 +25,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
 // Docker's names and numbers.
@@ -39,12 +40,11 @@ const (
 	KeyRoot = "/docker/network/v1.0/"
 )
 
-func init() { netmode.Register(&Mode{labs: map[*lab.Lab]*state{}}) }
+func init() { netmode.Register(func() netmode.Mode { return &Mode{} }) }
 
-// Mode is Docker's overlay network.
+// Mode is Docker's overlay network; an instance serves one lab at a time.
 type Mode struct {
-	mu   sync.Mutex
-	labs map[*lab.Lab]*state
+	st netmode.State[state]
 }
 
 // Endpoint is one container's mapping, as stored in the KV store.
@@ -83,6 +83,14 @@ func (*Mode) Refuse(p netmode.Placement) string {
 	return ""
 }
 
+// Options implements netmode.Mode.
+func (*Mode) Options() []option.Spec {
+	return []option.Spec{
+		{Name: "controlplane", Kind: option.Enum, Values: []string{"etcd", "on", "off", "static"}, Default: "etcd",
+			Help: "etcd (on): endpoint mappings through a real etcd; off (static): programmed directly, no KV store"},
+	}
+}
+
 // Requires implements netmode.Mode.
 func (*Mode) Requires() netmode.Requirements {
 	return netmode.Requirements{
@@ -115,12 +123,6 @@ func controlPlane(l *lab.Lab) (bool, error) {
 	}
 }
 
-func (m *Mode) state(l *lab.Lab) *state {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.labs[l]
-}
-
 // Setup implements netmode.Mode: the KV store, then each host's overlay
 // namespace with its bridge and VXLAN device.
 func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
@@ -129,10 +131,9 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 		return err
 	}
 	st := &state{applied: map[int]map[string]bool{}}
-	m.mu.Lock()
-	m.labs[l] = st
-	m.mu.Unlock()
-	l.OnTeardown(func() error { m.forget(l); return nil })
+	if err := m.st.Bind(m.Name(), l, st); err != nil {
+		return err
+	}
 	if cp {
 		if st.kv, err = etcd.Start(ctx, l); err != nil {
 			return err
@@ -169,7 +170,7 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 // namespace's bridge, then the endpoint's registration and every host's
 // FDB/neighbour entries for it.
 func (m *Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
-	st := m.state(l)
+	st := m.st.Of(l)
 	if st == nil {
 		return nil, fmt.Errorf("docker-overlay: AddPod before Setup")
 	}
@@ -280,11 +281,4 @@ func (m *Mode) sync(ctx context.Context, l *lab.Lab, st *state, r *lab.Host) err
 // Expose implements netmode.Mode.
 func (*Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, port int) (netip.AddrPort, error) {
 	return podnet.Direct(from, to, port)
-}
-
-// forget drops what the mode kept about lab l once l is torn down.
-func (m *Mode) forget(l *lab.Lab) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.labs, l)
 }

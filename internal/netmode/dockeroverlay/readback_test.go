@@ -25,7 +25,7 @@ func TestReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	m := &Mode{labs: map[*lab.Lab]*state{}}
+	m := &Mode{}
 	if err := l.Create(ctx); err != nil {
 		t.Fatal(err)
 	}

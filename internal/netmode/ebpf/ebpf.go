@@ -36,13 +36,17 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
-func init() { netmode.Register(Mode{}) }
+func init() { netmode.Register(func() netmode.Mode { return New() }) }
 
-// Mode is the eBPF datapath. dp is nil for the kernel's; tests put a
-// recorder there.
+// Mode is the eBPF datapath. dp is the kernel's (New) or, in tests, a
+// recorder; an instance serves one lab at a time.
 type Mode struct{ dp datapath }
+
+// New is a mode instance on the kernel's datapath.
+func New() Mode { return Mode{dp: &kernelDP{}} }
 
 // datapath is what the mode asks of BPF: programs on a host, an endpoint in
 // its map.
@@ -55,8 +59,17 @@ func (m Mode) datapath() datapath {
 	if m.dp != nil {
 		return m.dp
 	}
-	return kernel
+	return noDP{}
 }
+
+// noDP is the datapath of a Mode not made by New.
+type noDP struct{}
+
+var errNoDP = errors.New("no datapath: make the mode with ebpf.New or netmode.Get")
+
+func (noDP) setupHost(context.Context, *lab.Lab, *lab.Host) error { return errNoDP }
+
+func (noDP) addEndpoint(context.Context, *lab.Lab, *lab.Host, Endpoint) error { return errNoDP }
 
 // Name implements netmode.Mode.
 func (Mode) Name() string { return "ebpf" }
@@ -70,6 +83,9 @@ func (Mode) Summary() string {
 func (Mode) Placements() []netmode.Placement {
 	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
 }
+
+// Options implements netmode.Mode: none of its own.
+func (Mode) Options() []option.Spec { return nil }
 
 // Requires implements netmode.Mode.
 func (Mode) Requires() netmode.Requirements {
@@ -201,13 +217,12 @@ var (
 	probeErr  error
 )
 
-// kernel is the real datapath: per lab, per host, the loaded objects and
-// the links attaching them.
-var kernel = &kernelDP{labs: map[*lab.Lab]map[*lab.Host]*hostDP{}}
-
+// kernelDP is the real datapath: for the one lab its mode instance set up,
+// per host, the loaded objects and the links attaching them.
 type kernelDP struct {
-	mu   sync.Mutex
-	labs map[*lab.Lab]map[*lab.Host]*hostDP
+	mu    sync.Mutex
+	lab   *lab.Lab
+	hosts map[*lab.Host]*hostDP
 }
 
 type hostDP struct {
@@ -227,7 +242,10 @@ func (d *hostDP) close() error {
 func (k *kernelDP) host(l *lab.Lab, h *lab.Host) *hostDP {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.labs[l][h]
+	if k.lab != l {
+		return nil
+	}
+	return k.hosts[h]
 }
 
 func (k *kernelDP) setupHost(_ context.Context, l *lab.Lab, h *lab.Host) error {
@@ -239,11 +257,17 @@ func (k *kernelDP) setupHost(_ context.Context, l *lab.Lab, h *lab.Host) error {
 		return fmt.Errorf("loading programs: %w", err)
 	}
 	k.mu.Lock()
-	first := k.labs[l] == nil
-	if first {
-		k.labs[l] = map[*lab.Host]*hostDP{}
+	if k.lab != nil && k.lab != l {
+		other := k.lab.ID
+		k.mu.Unlock()
+		_ = d.close()
+		return fmt.Errorf("this ebpf instance already serves lab %s; each deployment needs its own (netmode.Get)", other)
 	}
-	k.labs[l][h] = d
+	first := k.lab == nil
+	if first {
+		k.lab, k.hosts = l, map[*lab.Host]*hostDP{}
+	}
+	k.hosts[h] = d
 	k.mu.Unlock()
 	if first {
 		l.OnTeardown(func() error { return k.release(l) })
@@ -299,8 +323,11 @@ func (k *kernelDP) addEndpoint(_ context.Context, l *lab.Lab, h *lab.Host, ep En
 // release closes every link and object of lab l.
 func (k *kernelDP) release(l *lab.Lab) error {
 	k.mu.Lock()
-	hosts := k.labs[l]
-	delete(k.labs, l)
+	var hosts map[*lab.Host]*hostDP
+	if k.lab == l {
+		hosts = k.hosts
+		k.lab, k.hosts = nil, nil
+	}
 	k.mu.Unlock()
 	var errs []error
 	for _, d := range hosts {
@@ -311,8 +338,11 @@ func (k *kernelDP) release(l *lab.Lab) error {
 
 // Stats is what the programs of lab l counted on host h: packets redirected
 // to a local pod, to the underlay, and passed to the stack.
-func Stats(l *lab.Lab, h *lab.Host) (local, remote, pass uint64, err error) {
-	d := kernel.host(l, h)
+func (m Mode) Stats(l *lab.Lab, h *lab.Host) (local, remote, pass uint64, err error) {
+	var d *hostDP
+	if k, ok := m.dp.(*kernelDP); ok {
+		d = k.host(l, h)
+	}
 	if d == nil {
 		return 0, 0, 0, fmt.Errorf("no datapath on %s", h.Name)
 	}

@@ -13,59 +13,51 @@ import (
 
 	cebpf "github.com/cilium/ebpf"
 
+	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
 
-// recordDP stands in for the kernel: it records what would be loaded.
-type recordDP struct{ lines []string }
+// recordDP stands in for the kernel: it records what would be loaded, as
+// comment lines among the lab's commands.
+type recordDP struct{ rec *lab.Recorder }
+
+func (r *recordDP) note(format string, a ...any) {
+	_, _ = r.rec.Run(context.Background(), []string{"# bpf " + fmt.Sprintf(format, a...)})
+}
 
 func (r *recordDP) setupHost(_ context.Context, l *lab.Lab, h *lab.Host) error {
-	r.lines = append(r.lines, fmt.Sprintf("bpf %s: load datapath, attach from_netdev tcx ingress %s, config pod_net %s", h.NetNS, h.Dev, l.Cfg.PodNet))
+	r.note("%s: load datapath, attach from_netdev tcx ingress %s, config pod_net %s", h.NetNS, h.Dev, l.Cfg.PodNet)
 	return nil
 }
 
 func (r *recordDP) addEndpoint(_ context.Context, _ *lab.Lab, h *lab.Host, ep Endpoint) error {
-	r.lines = append(r.lines, fmt.Sprintf("bpf %s: endpoint %s -> %s mac %s host_mac %s, attach from_container tcx ingress %s", h.NetNS, ep.IP, ep.HostVeth, ep.MAC, ep.HostMAC, ep.HostVeth))
+	r.note("%s: endpoint %s -> %s mac %s host_mac %s, attach from_container tcx ingress %s", h.NetNS, ep.IP, ep.HostVeth, ep.MAC, ep.HostMAC, ep.HostVeth)
 	return nil
 }
 
 func TestCommands(t *testing.T) {
-	rec, dp := &lab.Recorder{}, &recordDP{}
+	rec := &lab.Recorder{}
 	l, err := lab.New(lab.Config{ID: "x", Exec: rec, NoStateDirs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, ctx := Mode{dp: dp}, context.Background()
+	m, ctx := Mode{dp: &recordDP{rec}}, context.Background()
 	if err := m.Setup(ctx, l); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.AddPod(ctx, l, l.Hosts[1], "s2"); err != nil {
 		t.Fatal(err)
 	}
-	want := `ip -n cnperf-x-h1 route add 10.244.2.0/24 via 10.100.0.2 dev eth0
-ip -n cnperf-x-h2 route add 10.244.1.0/24 via 10.100.0.1 dev eth0
-ip netns add cnperf-x-h2-s2
-ip -n cnperf-x-h2-s2 link set lo up
-ip -n cnperf-x-h2 link add lxcs2 address 0e:58:0a:f4:02:02 mtu 1500 type veth peer name eth0 address 0a:58:0a:f4:02:02 mtu 1500 netns cnperf-x-h2-s2
-ip -n cnperf-x-h2 link set lxcs2 up
-ip -n cnperf-x-h2 route add 10.244.2.2/32 dev lxcs2 scope link
-ip -n cnperf-x-h2-s2 addr add 10.244.2.2/32 dev eth0
-ip -n cnperf-x-h2-s2 link set eth0 up
-ip -n cnperf-x-h2-s2 neigh add 10.244.2.1 lladdr 0e:58:0a:f4:02:02 dev eth0 nud permanent
-ip -n cnperf-x-h2-s2 route add default via 10.244.2.1 dev eth0 onlink
-`
-	if got := rec.Text(); got != want {
-		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
-	}
-	wantBPF := `bpf cnperf-x-h1: load datapath, attach from_netdev tcx ingress eth0, config pod_net 10.244.0.0/16
-bpf cnperf-x-h2: load datapath, attach from_netdev tcx ingress eth0, config pod_net 10.244.0.0/16
-bpf cnperf-x-h2: endpoint 10.244.2.2 -> lxcs2 mac 0a:58:0a:f4:02:02 host_mac 0e:58:0a:f4:02:02, attach from_container tcx ingress lxcs2
-`
-	if got := strings.Join(dp.lines, "\n") + "\n"; got != wantBPF {
-		t.Errorf("bpf:\n%s\nwant:\n%s", got, wantBPF)
-	}
+	golden.Check(t, "commands", rec.Text())
+}
+
+// TestGolden records a whole ebpf lab, the BPF steps as comments. It
+// changes with the datapath (what is loaded and attached where).
+func TestGolden(t *testing.T) {
+	rec := &lab.Recorder{}
+	labtest.GoldenMode(t, Mode{dp: &recordDP{rec}}, nil, rec, "ebpf")
 }
 
 func TestByteOrder(t *testing.T) {
@@ -105,7 +97,7 @@ func TestDatapath(t *testing.T) {
 	if err := l.Create(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m := Mode{}
+	m := New()
 	if err := m.Setup(ctx, l); err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +118,11 @@ func TestDatapath(t *testing.T) {
 			t.Fatalf("%s -> %s: %v", c1.Name, to.Name, err)
 		}
 	}
-	local1, remote1, _, err := Stats(l, l.Hosts[0])
+	local1, remote1, _, err := m.Stats(l, l.Hosts[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	local2, remote2, _, err := Stats(l, l.Hosts[1])
+	local2, remote2, _, err := m.Stats(l, l.Hosts[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +132,7 @@ func TestDatapath(t *testing.T) {
 	}
 	var ids []cebpf.ProgramID
 	for _, h := range l.Hosts {
-		for _, lk := range kernel.host(l, h).links {
+		for _, lk := range m.dp.(*kernelDP).host(l, h).links {
 			info, err := lk.Info()
 			if err != nil {
 				t.Fatal(err)
@@ -163,7 +155,7 @@ func TestDatapath(t *testing.T) {
 			t.Errorf("program %d: %v", id, err)
 		}
 	}
-	if kernel.host(l, l.Hosts[0]) != nil {
+	if m.dp.(*kernelDP).host(l, l.Hosts[0]) != nil {
 		t.Error("datapath state kept after teardown")
 	}
 	// nothing pinned: the host's bpffs holds nothing of ours

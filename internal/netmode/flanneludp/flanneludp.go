@@ -27,6 +27,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/tund"
 )
 
@@ -41,16 +42,16 @@ const (
 	BackendType = "udp"
 )
 
-func init() { netmode.Register(&Mode{labs: map[*lab.Lab]*state{}}) }
+func init() { netmode.Register(func() netmode.Mode { return &Mode{} }) }
 
-// Mode is Flannel udp.
+// Mode is Flannel udp; an instance serves one lab at a time.
 type Mode struct {
-	mu   sync.Mutex
-	labs map[*lab.Lab]*state
+	st netmode.State[state]
 }
 
 type state struct {
 	kv    *etcd.Server
+	mu    sync.Mutex
 	procs []*lab.Proc
 }
 
@@ -73,6 +74,15 @@ func (*Mode) Refuse(p netmode.Placement) string {
 		return "flannel-udp connects pods; containers in one pod share a namespace and never use it"
 	}
 	return ""
+}
+
+// Options implements netmode.Mode.
+func (*Mode) Options() []option.Spec {
+	return []option.Spec{
+		{Name: "controlplane", Kind: option.Enum, Values: []string{"etcd", "on", "off", "static"}, Default: "etcd",
+			Help: "etcd (on): subnet leases in a real etcd; off (static): routes given to the daemons"},
+		{Name: "sockbuf", Kind: option.Int, Help: "the daemons' UDP socket buffers, bytes (default: the kernel's)"},
+	}
 }
 
 // Requires implements netmode.Mode.
@@ -116,10 +126,9 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 		return err
 	}
 	st := &state{}
-	m.mu.Lock()
-	m.labs[l] = st
-	m.mu.Unlock()
-	l.OnTeardown(func() error { m.forget(l); return nil })
+	if err := m.st.Bind(m.Name(), l, st); err != nil {
+		return err
+	}
 	if cp {
 		if st.kv, err = etcd.Start(ctx, l); err != nil {
 			return err
@@ -172,7 +181,9 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 		if err != nil {
 			return err
 		}
+		st.mu.Lock()
 		st.procs = append(st.procs, p)
+		st.mu.Unlock()
 	}
 	for i, h := range l.Hosts {
 		want := fmt.Sprintf("routes=%d", len(l.Hosts)-1)
@@ -201,18 +212,12 @@ func (*Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, 
 
 // DaemonCPUSeconds implements netmode.DaemonCPU.
 func (m *Mode) DaemonCPUSeconds(l *lab.Lab) float64 {
-	m.mu.Lock()
-	st := m.labs[l]
-	m.mu.Unlock()
+	st := m.st.Of(l)
 	if st == nil {
 		return 0
 	}
-	return ctrlplane.ProcsCPU(st.procs)
-}
-
-// forget drops what the mode kept about lab l once l is torn down.
-func (m *Mode) forget(l *lab.Lab) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.labs, l)
+	st.mu.Lock()
+	procs := append([]*lab.Proc(nil), st.procs...)
+	st.mu.Unlock()
+	return ctrlplane.ProcsCPU(procs)
 }

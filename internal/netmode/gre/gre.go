@@ -16,6 +16,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
 // BridgeName and Overhead: the pods' bridge and the encapsulation's bytes.
@@ -24,7 +25,7 @@ const (
 	Overhead   = 24 // outer IPv4 20 + GRE 4
 )
 
-func init() { netmode.Register(Mode{}) }
+func init() { netmode.Register(func() netmode.Mode { return Mode{} }) }
 
 // Mode is the GRE overlay.
 type Mode struct{}
@@ -41,6 +42,9 @@ func (Mode) Summary() string {
 func (Mode) Placements() []netmode.Placement {
 	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
 }
+
+// Options implements netmode.Mode: none of its own.
+func (Mode) Options() []option.Spec { return nil }
 
 // Requires implements netmode.Mode.
 func (Mode) Requires() netmode.Requirements {

@@ -8,9 +8,10 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
-func init() { netmode.Register(Mode{}) }
+func init() { netmode.Register(func() netmode.Mode { return Mode{} }) }
 
 // Mode is host networking.
 type Mode struct{}
@@ -25,6 +26,9 @@ func (Mode) Summary() string { return "pods share their host's network namespace
 func (Mode) Placements() []netmode.Placement {
 	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
 }
+
+// Options implements netmode.Mode: none of its own.
+func (Mode) Options() []option.Spec { return nil }
 
 // Requires implements netmode.Mode.
 func (Mode) Requires() netmode.Requirements { return netmode.Requirements{Commands: []string{"ip"}} }

@@ -12,12 +12,13 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
 // BridgeName is Flannel's CNI bridge.
 const BridgeName = "cni0"
 
-func init() { netmode.Register(Mode{}) }
+func init() { netmode.Register(func() netmode.Mode { return Mode{} }) }
 
 // Mode is Flannel host-gw.
 type Mode struct{}
@@ -34,6 +35,9 @@ func (Mode) Summary() string {
 func (Mode) Placements() []netmode.Placement {
 	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
 }
+
+// Options implements netmode.Mode: none of its own.
+func (Mode) Options() []option.Spec { return nil }
 
 // Requires implements netmode.Mode.
 func (Mode) Requires() netmode.Requirements {

@@ -24,11 +24,12 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
 func init() {
-	netmode.Register(Mode{})
-	netmode.Register(Mode{L3: true})
+	netmode.Register(func() netmode.Mode { return Mode{} })
+	netmode.Register(func() netmode.Mode { return Mode{L3: true} })
 }
 
 // Mode is ipvlan in L2 mode, or L3 with L3 set.
@@ -61,6 +62,9 @@ func (m Mode) Summary() string {
 func (Mode) Placements() []netmode.Placement {
 	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
 }
+
+// Options implements netmode.Mode: none of its own.
+func (Mode) Options() []option.Spec { return nil }
 
 // Requires implements netmode.Mode.
 func (Mode) Requires() netmode.Requirements {

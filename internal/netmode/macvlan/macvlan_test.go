@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 )
@@ -23,20 +24,7 @@ func TestCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := `ip netns add cnperf-x-h1-c1
-ip -n cnperf-x-h1-c1 link set lo up
-ip -n cnperf-x-h1 link add link eth0 name eth0 netns cnperf-x-h1-c1 mtu 1500 type macvlan mode bridge
-ip -n cnperf-x-h1-c1 addr add 10.244.1.2/16 dev eth0
-ip -n cnperf-x-h1-c1 link set eth0 up
-ip netns add cnperf-x-h2-s2
-ip -n cnperf-x-h2-s2 link set lo up
-ip -n cnperf-x-h2 link add link eth0 name eth0 netns cnperf-x-h2-s2 mtu 1500 type macvlan mode bridge
-ip -n cnperf-x-h2-s2 addr add 10.244.2.2/16 dev eth0
-ip -n cnperf-x-h2-s2 link set eth0 up
-`
-	if got := rec.Text(); got != want {
-		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
-	}
+	golden.Check(t, "commands", rec.Text())
 }
 
 func TestEndToEnd(t *testing.T) {

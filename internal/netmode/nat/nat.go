@@ -14,13 +14,14 @@ import (
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/bridge"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
 // PortBase is the first published host port; container port P is published
 // as PortBase+P%10000 unless taken.
 const PortBase = 30000
 
-func init() { netmode.Register(&Mode{}) }
+func init() { netmode.Register(func() netmode.Mode { return &Mode{} }) }
 
 // Mode is Docker NAT networking.
 type Mode struct {
@@ -46,6 +47,9 @@ func (*Mode) Refuse(p netmode.Placement) string {
 	}
 	return ""
 }
+
+// Options implements netmode.Mode: none of its own.
+func (*Mode) Options() []option.Spec { return nil }
 
 // Requires implements netmode.Mode.
 func (*Mode) Requires() netmode.Requirements {

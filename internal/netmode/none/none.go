@@ -9,9 +9,10 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
-func init() { netmode.Register(Mode{}) }
+func init() { netmode.Register(func() netmode.Mode { return Mode{} }) }
 
 // Mode is the loopback-only network.
 type Mode struct{}
@@ -29,6 +30,9 @@ func (Mode) Placements() []netmode.Placement { return []netmode.Placement{netmod
 func (Mode) Refuse(netmode.Placement) string {
 	return "none gives a pod loopback only, so no other pod can reach it; use --placement same-pod"
 }
+
+// Options implements netmode.Mode: none of its own.
+func (Mode) Options() []option.Spec { return nil }
 
 // Requires implements netmode.Mode.
 func (Mode) Requires() netmode.Requirements { return netmode.Requirements{Commands: []string{"ip"}} }

@@ -25,6 +25,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/tund"
 )
 
@@ -36,12 +37,17 @@ const (
 	Overhead   = 20 + 8 + 14 // outer IP + UDP + the inner Ethernet header
 )
 
-func init() { netmode.Register(&Mode{labs: map[*lab.Lab][]*lab.Proc{}}) }
+func init() { netmode.Register(func() netmode.Mode { return &Mode{} }) }
 
-// Mode is Weave sleeve.
+// Mode is Weave sleeve; an instance serves one lab at a time.
 type Mode struct {
-	mu   sync.Mutex
-	labs map[*lab.Lab][]*lab.Proc
+	st netmode.State[state]
+}
+
+// state is what the mode keeps about its lab: the routers.
+type state struct {
+	mu    sync.Mutex
+	procs []*lab.Proc
 }
 
 // Name implements netmode.Mode.
@@ -63,6 +69,16 @@ func (*Mode) Refuse(p netmode.Placement) string {
 		return "weave connects pods; containers in one pod share a namespace and never use it"
 	}
 	return ""
+}
+
+// Options implements netmode.Mode.
+func (*Mode) Options() []option.Spec {
+	return []option.Spec{
+		{Name: "encrypt", Kind: option.Enum, Values: []string{"none", "aes-gcm", "off", "on"}, Default: "none",
+			Help: "aes-gcm (on) seals every datagram, as Weave's encrypted sleeve; none (off) does not"},
+		{Name: "password", Kind: option.String, Default: "cnperf-lab", Help: "the key's password when encrypted"},
+		{Name: "sockbuf", Kind: option.Int, Help: "the routers' UDP socket buffers, bytes (default: the kernel's)"},
+	}
 }
 
 // Requires implements netmode.Mode.
@@ -129,7 +145,10 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 			}
 		}
 	}
-	l.OnTeardown(func() error { m.forget(l); return nil })
+	st := &state{}
+	if err := m.st.Bind(m.Name(), l, st); err != nil {
+		return err
+	}
 	var procs []*lab.Proc
 	for _, h := range l.Hosts {
 		argv := append(append([]string{}, daemon...), "--l2", "--dev", TapName, "--listen", netip.AddrPortFrom(h.IP, Port).String(), "--state", l.Dir)
@@ -149,9 +168,9 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 			return err
 		}
 		procs = append(procs, p)
-		m.mu.Lock()
-		m.labs[l] = procs
-		m.mu.Unlock()
+		st.mu.Lock()
+		st.procs = append(st.procs, p)
+		st.mu.Unlock()
 	}
 	for i, h := range l.Hosts {
 		want := fmt.Sprintf("ready dev=%s l2=true listen=%s encrypt=%v", TapName, netip.AddrPortFrom(h.IP, Port), enc)
@@ -199,15 +218,12 @@ func (*Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, 
 
 // DaemonCPUSeconds implements netmode.DaemonCPU.
 func (m *Mode) DaemonCPUSeconds(l *lab.Lab) float64 {
-	m.mu.Lock()
-	procs := m.labs[l]
-	m.mu.Unlock()
+	st := m.st.Of(l)
+	if st == nil {
+		return 0
+	}
+	st.mu.Lock()
+	procs := append([]*lab.Proc(nil), st.procs...)
+	st.mu.Unlock()
 	return ctrlplane.ProcsCPU(procs)
-}
-
-// forget drops what the mode kept about lab l once l is torn down.
-func (m *Mode) forget(l *lab.Lab) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.labs, l)
 }

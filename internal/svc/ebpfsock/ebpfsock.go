@@ -24,6 +24,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/svc"
 	"github.com/cnperf/cnperf/internal/svc/bpfmaps"
 )
@@ -49,6 +50,9 @@ func (*LB) Name() string { return "ebpf-socket" }
 func (*LB) Summary() string {
 	return "Cilium socket LB: cgroup connect4/sendmsg4/recvmsg4 rewrite the service address to a backend's"
 }
+
+// Options implements svc.LB: it takes none.
+func (*LB) Options() []option.Spec { return nil }
 
 // Requires implements svc.LB.
 func (*LB) Requires() svc.Requirements {

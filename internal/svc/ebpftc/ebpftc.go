@@ -20,6 +20,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/svc"
 	"github.com/cnperf/cnperf/internal/svc/bpfmaps"
 )
@@ -44,6 +45,9 @@ func (*LB) Name() string { return "ebpf-tc" }
 func (*LB) Summary() string {
 	return "the study's eBPF LB: tc DNAT on the pod's eth0 egress, reverse DNAT on ingress, self-access via loopback"
 }
+
+// Options implements svc.LB: it takes none.
+func (*LB) Options() []option.Spec { return nil }
 
 // Requires implements svc.LB.
 func (*LB) Requires() svc.Requirements {

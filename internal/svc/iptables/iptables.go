@@ -23,6 +23,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/svc"
 )
 
@@ -80,6 +81,9 @@ func (*LB) Name() string { return "iptables" }
 func (*LB) Summary() string {
 	return "kube-proxy iptables mode: KUBE-SERVICES -> KUBE-SVC-* -> KUBE-SEP-* with statistic random DNAT"
 }
+
+// Options implements svc.LB: it takes none.
+func (*LB) Options() []option.Spec { return nil }
 
 // Requires implements svc.LB.
 func (*LB) Requires() svc.Requirements {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/svc"
 )
 
@@ -57,6 +58,9 @@ func (*LB) Name() string { return "ipvs" }
 func (*LB) Summary() string {
 	return "kube-proxy IPVS mode: virtual servers (rr, NAT) on kube-ipvs0, ipset KUBE-CLUSTER-IP for masquerade"
 }
+
+// Options implements svc.LB: it takes none.
+func (*LB) Options() []option.Spec { return nil }
 
 // Requires implements svc.LB.
 func (*LB) Requires() svc.Requirements {

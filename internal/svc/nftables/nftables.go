@@ -22,6 +22,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/svc"
 )
 
@@ -46,6 +47,9 @@ func (*LB) Name() string { return "nftables" }
 func (*LB) Summary() string {
 	return "kube-proxy nftables mode: verdict map keyed by ip . proto . port, numgen random endpoint choice"
 }
+
+// Options implements svc.LB: it takes none.
+func (*LB) Options() []option.Spec { return nil }
 
 // Requires implements svc.LB.
 func (*LB) Requires() svc.Requirements {

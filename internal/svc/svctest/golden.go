@@ -2,8 +2,6 @@ package svctest
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -11,11 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/svc"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // GoldenServices is a small fixed set: a service with three endpoints on
 // two nodes, a UDP one with one endpoint, and one without endpoints.
@@ -35,41 +32,7 @@ func GoldenServices() []svc.Service {
 // Golden compares got with testdata/name.golden (go test -update rewrites it).
 func Golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from %s (go test -update rewrites it):\n%s", name, path, diff(string(want), got))
-	}
-}
-
-func diff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var a, c string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			c = g[i]
-		}
-		if a != c {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, a, c)
-		}
-	}
-	return b.String()
+	golden.Check(t, name, got)
 }
 
 // Recorded runs two Syncs (the services, then without the first one) and a
