@@ -1,11 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/cnperf/cnperf/internal/golden"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,30 +20,11 @@ import (
 // runFiles are the stored run files the report package's goldens use too.
 const runFiles = "../../internal/report/testdata"
 
-func updating() bool {
-	f := flag.Lookup("update") // labtest's
-	return f != nil && f.Value.String() == "true"
-}
-
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/NAME.golden; go test -update
+// rewrites it (the one -update flag, package golden).
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if updating() {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs from %s:\n--- got\n%s\n--- want\n%s", name, path, got, want)
-	}
+	golden.Check(t, name, string(got))
 }
 
 // stdout runs f with os.Stdout captured.
@@ -89,7 +70,7 @@ func TestGoldenReport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "report_"+name, []byte(out))
+			checkGolden(t, "report_"+name, []byte(out))
 		})
 	}
 	t.Run("ratio", func(t *testing.T) {
@@ -103,7 +84,7 @@ func TestGoldenReport(t *testing.T) {
 			}
 			all.WriteString(out)
 		}
-		golden(t, "report_ratio", []byte(all.String()))
+		checkGolden(t, "report_ratio", []byte(all.String()))
 	})
 	t.Run("hgrm", func(t *testing.T) {
 		var all strings.Builder
@@ -131,7 +112,7 @@ func TestGoldenReport(t *testing.T) {
 				}
 			}
 		}
-		golden(t, "report_hgrm", []byte(all.String()))
+		checkGolden(t, "report_hgrm", []byte(all.String()))
 	})
 }
 
@@ -162,7 +143,7 @@ func TestGoldenLoadOutput(t *testing.T) {
 				report.MaxRates(os.Stdout, run.Results)
 				return nil
 			})
-			golden(t, "load_"+strings.TrimPrefix(name, "load_"), []byte(out))
+			checkGolden(t, "load_"+strings.TrimPrefix(name, "load_"), []byte(out))
 		})
 	}
 }

@@ -2,8 +2,7 @@ package report
 
 import (
 	"bytes"
-	"flag"
-	"os"
+	"github.com/cnperf/cnperf/internal/golden"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,34 +10,11 @@ import (
 	"github.com/cnperf/cnperf/internal/result"
 )
 
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/")
-	}
-}
-
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-// Golden compares got with testdata/NAME.golden; go test -update rewrites it.
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/NAME.golden; go test -update
+// rewrites it (the one -update flag, package golden).
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if updating() {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs from %s:\n--- got\n%s\n--- want\n%s", name, path, got, want)
-	}
+	golden.Check(t, name, string(got))
 }
 
 // runFiles are the stored run files: real `cnperf run` outputs, one per
@@ -66,7 +42,7 @@ func TestGoldenTable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
 			Table(&b, run)
-			golden(t, name+".table", b.Bytes())
+			checkGolden(t, name+".table", b.Bytes())
 		})
 	}
 }
@@ -83,7 +59,7 @@ func TestGoldenRatios(t *testing.T) {
 	if err := Ratios(&b, run, "tcp_rr", "udp_stream"); err == nil {
 		t.Error("a ratio of workloads the run does not have")
 	}
-	golden(t, "reference.ratio", b.Bytes())
+	checkGolden(t, "reference.ratio", b.Bytes())
 }
 
 // TestGoldenServices locks the ClusterIP comparison alone.
@@ -94,6 +70,6 @@ func TestGoldenServices(t *testing.T) {
 		}
 		var b bytes.Buffer
 		Services(&b, run)
-		golden(t, name+".services", b.Bytes())
+		checkGolden(t, name+".services", b.Bytes())
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sort"
+	"strings"
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
@@ -22,6 +24,8 @@ import (
 	"github.com/cnperf/cnperf/internal/experiment/startup"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/measure"
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
@@ -122,6 +126,9 @@ func (p *Plan) Validate() error {
 	if err := workload.ValidateExtra(p.Workloads, p.Params.Extra); err != nil {
 		return err
 	}
+	if err := validateModeOptions(p.Cases, p.Lab.ModeOptions); err != nil {
+		return err
+	}
 	shares, err := experiment.Split(ep)
 	if err != nil {
 		return err
@@ -172,4 +179,52 @@ func Execute(ctx context.Context, p Plan, run *result.Run) error {
 	}
 	stats.Summarize(run, report.FiguresOf)
 	return err
+}
+
+// validateModeOptions checks --mode-opt against the networks selected: a
+// key no selected network takes, or a value malformed for one that takes
+// it, is an error naming the networks that do; each network is then built
+// with the keys it declares only.
+func validateModeOptions(cases []Case, opts map[string]string) error {
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var takers []string
+		seen := map[string]bool{}
+		for _, c := range cases {
+			if seen[c.Network] {
+				continue
+			}
+			seen[c.Network] = true
+			m, err := netmode.Get(c.Network)
+			if err != nil {
+				return err
+			}
+			s, ok := option.Find(netmode.OptionsOf(m), k)
+			if !ok {
+				continue
+			}
+			if err := s.Check(opts[k]); err != nil {
+				return fmt.Errorf("--mode-opt on %s: %w", c.Network, err)
+			}
+			takers = append(takers, c.Network)
+		}
+		if len(takers) == 0 {
+			var all []string
+			for _, n := range netmode.Names() {
+				m, _ := netmode.Get(n)
+				if _, ok := option.Find(netmode.OptionsOf(m), k); ok {
+					all = append(all, n)
+				}
+			}
+			if len(all) == 0 {
+				return fmt.Errorf("--mode-opt %s=%s: no network takes %q; `cnperf networks -v` lists each network's options", k, opts[k], k)
+			}
+			return fmt.Errorf("--mode-opt %s=%s: none of the selected networks takes %q (it is an option of %s); select one of them or drop it", k, opts[k], k, strings.Join(all, ", "))
+		}
+	}
+	return nil
 }

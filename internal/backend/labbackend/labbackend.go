@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 )
 
@@ -66,7 +67,13 @@ func (b *Backend) Check(network string) error {
 	if err != nil {
 		return err
 	}
-	return netmode.CheckOpts(m, b.Lab.ModeOptions)
+	opts := map[string]string{}
+	for k, v := range b.Lab.ModeOptions {
+		if _, ok := option.Find(netmode.OptionsOf(m), k); ok {
+			opts[k] = v
+		}
+	}
+	return netmode.CheckOpts(m, opts)
 }
 
 func (b *Backend) logf(format string, args ...any) {
@@ -141,6 +148,14 @@ func (b *Backend) DeployLab(ctx context.Context, topo backend.Topology) (d *Depl
 	}
 	cfg := b.Lab
 	cfg.Name = m.Name()
+	// each network gets the options it declares (the rest are another
+	// selected network's; the runner checked that someone takes each)
+	cfg.ModeOptions = map[string]string{}
+	for k, v := range b.Lab.ModeOptions {
+		if _, ok := option.Find(netmode.OptionsOf(m), k); ok {
+			cfg.ModeOptions[k] = v
+		}
+	}
 	cfg.ID = b.nextID()
 	netmode.ShapeLab(m, &cfg)
 	if cfg.Hosts < topo.Hosts {
