@@ -32,6 +32,9 @@ func httpConfig(addr netip.AddrPort) Config {
 }
 
 func TestOpenLoopHTTP(t *testing.T) {
+	if raceOn {
+		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
+	}
 	for _, size := range []int{350, 4096} {
 		addr := startHTTP(t, size)
 		c := httpConfig(addr)
@@ -83,6 +86,9 @@ func TestPaceProbe(t *testing.T) {
 }
 
 func TestClosedLoopHTTP(t *testing.T) {
+	if raceOn {
+		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
+	}
 	addr := startHTTP(t, 350)
 	for _, keep := range []bool{true, false} {
 		c := httpConfig(addr)
@@ -166,6 +172,9 @@ func io_ReadFull(c net.Conn, b []byte) (int, error) {
 // stall in the corrected tail, with every scheduled request measured; the
 // uncorrected latency (what a closed-loop tool reports) hides most of it.
 func TestCoordinatedOmissionCorrected(t *testing.T) {
+	if raceOn {
+		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
+	}
 	s := newStallServer(t)
 	addr := netip.MustParseAddrPort(s.ln.Addr().String())
 	go func() {
@@ -251,6 +260,9 @@ func TestMergeAcrossWorkersAndAgents(t *testing.T) {
 // The hot path allocates nothing: a run's allocations do not grow with its
 // request count.
 func TestNoAllocationPerRequest(t *testing.T) {
+	if raceOn {
+		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
+	}
 	addr := startHTTP(t, 350)
 	run := func(d time.Duration) (uint64, int64) {
 		c := httpConfig(addr)
@@ -306,6 +318,9 @@ func TestBadInput(t *testing.T) {
 // A rate far beyond what one connection can carry is a saturated step, not
 // a latency.
 func TestUnreachableRateIsSaturated(t *testing.T) {
+	if raceOn {
+		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
+	}
 	s := newStallServer(t)
 	addr := netip.MustParseAddrPort(s.ln.Addr().String())
 	go func() { // a server that stalls most of the run
@@ -333,6 +348,9 @@ func TestUnreachableRateIsSaturated(t *testing.T) {
 // Workers wait in epoll without releasing their P; a garbage collection
 // during a run against a silent server must still complete promptly.
 func TestRawWaitDoesNotBlockGC(t *testing.T) {
+	if raceOn {
+		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
+	}
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

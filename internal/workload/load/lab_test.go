@@ -16,6 +16,9 @@ import (
 // networks, against the built-in server and against nginx started in the
 // server pod; the lab must leave no nginx behind.
 func TestLab(t *testing.T) {
+	if raceOn {
+		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
+	}
 	labtest.NeedRoot(t)
 	for _, server := range []string{"builtin", "nginx"} {
 		t.Run(server, func(t *testing.T) {
