@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/httpserver"
 	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/nginx"
@@ -87,9 +88,6 @@ func cmdLoad(args []string) error {
 	if err := parseFlags(fs, args[2:]); err != nil {
 		return err
 	}
-	if name == "http_qps" && (*extra["rate"] != "" || *extra["max-rate-search"] != "") {
-		return errors.New("http_qps is closed loop: it takes no --rate or --max-rate-search; use http_rate")
-	}
 	w, err := workload.Get(name)
 	if err != nil {
 		return err
@@ -99,6 +97,9 @@ func cmdLoad(args []string) error {
 		if *v != "" {
 			p.Extra[k] = *v
 		}
+	}
+	if err := workload.ValidateExtra([]string{name}, p.Extra); err != nil {
+		return err
 	}
 	addr, err := resolveTarget(name, target, &p)
 	if err != nil {
@@ -122,21 +123,16 @@ func cmdLoad(args []string) error {
 	if held != nil {
 		fmt.Printf("cpu wake-up bound held: %d µs (PM QoS, --cpu-latency)\n", *held)
 	}
-	var done []workload.StepResult
-	st, _ := w.(workload.Stepper)
-	for ctx.Err() == nil {
-		sp, label, ok := st.Next(p, done)
-		if !ok {
-			break
-		}
+	// the same step loop as every experiment's cells
+	experiment.Steps(w, p, func() bool { return ctx.Err() != nil }, func(sp workload.Params, label string) workload.StepResult {
 		res, rerr := loadStep(ctx, w, sp, addr, label)
 		res.Path = target
 		run.Results = append(run.Results, res)
-		done = append(done, workload.StepResult{Params: sp, Metrics: res.Metrics, Err: rerr})
 		if rerr != nil && ctx.Err() == nil {
 			fmt.Printf("  error: %v\n", rerr)
 		}
-	}
+		return workload.StepResult{Params: sp, Metrics: res.Metrics, Err: rerr}
+	})
 	run.FinishedAt = time.Now().UTC()
 	report.MaxRates(os.Stdout, run.Results)
 	if *hgrm != "" {
@@ -155,8 +151,8 @@ func cmdLoad(args []string) error {
 	if ctx.Err() != nil {
 		return errors.New("interrupted")
 	}
-	for _, d := range done {
-		if d.Err != nil {
+	for _, r := range run.Results {
+		if r.Error != "" {
 			return errors.New("some steps failed (see above)")
 		}
 	}
@@ -231,9 +227,9 @@ func loadStep(ctx context.Context, w workload.Workload, p workload.Params, addr 
 	}
 	what := label
 	if what == "" {
-		what = fmt.Sprintf("rate=%s", p.Extra["rate"])
-		if w.Name() == "http_qps" {
-			what = "closed loop"
+		what = "closed loop"
+		if r := p.Extra["rate"]; r != "" {
+			what = "rate=" + r
 		}
 	}
 	fmt.Printf("%s %s %s for %v\n", w.Name(), addr, what, p.Duration)

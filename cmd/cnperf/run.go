@@ -39,7 +39,7 @@ func splitList(s string) []string {
 // added for every placement so that each figure has its ratio.
 func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, error) {
 	if len(networks) == 0 {
-		networks = []string{"baseline", "host", "bridge", "nat", "vxlan", "host-gw"}
+		networks = suite.DefaultNetworks
 	}
 	var pls []netmode.Placement
 	for _, s := range placements {

@@ -91,7 +91,7 @@ func Services(w io.Writer, run *result.Run) {
 				lbOrder = append(lbOrder, r.LB)
 			}
 		}
-		hasIPVS = hasIPVS || r.LB == "ipvs"
+		hasIPVS = hasIPVS || r.LB == result.StudyLBs[1]
 		m := svcMeasure{r.Workload, connectionsOf(r.Workload, r.Params)}
 		if !seenM[m] {
 			seenM[m] = true
@@ -128,9 +128,9 @@ func Services(w io.Writer, run *result.Run) {
 		}
 		return a.services < b.services
 	})
-	refs := []string{"iptables"}
+	refs := result.StudyLBs[:1]
 	if hasIPVS {
-		refs = append(refs, "ipvs")
+		refs = result.StudyLBs
 	}
 	// the reference row of lb at the same network and count (smallest
 	// count for the pod-IP row, which has none)

@@ -285,7 +285,7 @@ func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary)
 		if k.lb != "" {
 			row[0] += " lb=" + k.lb
 		}
-		base := rowKey{"baseline", k.placement, ""}
+		base := rowKey{result.BaselineNetwork, k.placement, ""}
 		for _, c := range cols {
 			ms := vals[k][c.workload]
 			if e := errs[k][c.workload]; e != "" && len(ms) == 0 {

@@ -144,3 +144,18 @@ func (m Metrics) Value(key string) (v float64, ok bool) {
 	v, ok = mp[name]
 	return v, ok
 }
+
+// The reference rows every comparison is read against.
+const (
+	// BaselineNetwork is the row with no container network: every figure's
+	// ratio is to it, in the same placement.
+	BaselineNetwork = "baseline"
+	// ReferenceLB is the services row that dials a backend's pod IP, with
+	// no load balancer.
+	ReferenceLB = "none"
+)
+
+// StudyLBs are the load balancers seed 003 states its findings against
+// ("eBPF beat iptables by 33-62 % and IPVS by 57-91 %"): service results
+// carry their % difference to each (ExtraVsLB).
+var StudyLBs = []string{"iptables", "ipvs"}

@@ -47,18 +47,18 @@ func Reference(k result.CellKey) (ref result.CellKey, ok bool) {
 				steps = append(steps, s)
 			}
 		}
-		return result.CellKey{Network: k.Network, Workload: k.Workload, Placement: k.Placement, LB: "none", Step: strings.Join(steps, " ")}, true
+		return result.CellKey{Network: k.Network, Workload: k.Workload, Placement: k.Placement, LB: result.ReferenceLB, Step: strings.Join(steps, " ")}, true
 	}
-	if k.Network == "baseline" {
+	if k.Network == result.BaselineNetwork {
 		return ref, false
 	}
-	k.Network = "baseline"
+	k.Network = result.BaselineNetwork
 	return k, true
 }
 
 // isReference says whether k is what other cells are compared with.
 func isReference(k result.CellKey) bool {
-	return k.LB == "none" || (k.LB == "" && k.Network == "baseline")
+	return k.LB == result.ReferenceLB || (k.LB == "" && k.Network == result.BaselineNetwork)
 }
 
 // CellName names a cell for people: "vxlan cross-host tcp_rr lb=ipvs step".

@@ -78,3 +78,22 @@ func init() {
 		Params:    workload.Params{Duration: 5 * time.Second},
 	})
 }
+
+// DefaultNetworks are compared when --placement is given without --networks.
+var DefaultNetworks = []string{"baseline", "host", "bridge", "nat", "vxlan", "host-gw"}
+
+// ServiceWorkloads are the service study's: short connections (tcp_crr,
+// http_qps without keep-alive), long ones (tcp_rr, http_qps with
+// keep-alive).
+func ServiceWorkloads() []string {
+	out := []string{"tcp_crr", "tcp_rr"}
+	if _, err := workload.Get("http_qps"); err == nil {
+		out = append(out, "http_qps")
+	}
+	return out
+}
+
+// DefaultServiceNetwork carries service runs when no network is named: a
+// routed pod network without encapsulation, so the load balancer's cost
+// is not hidden behind an overlay's.
+const DefaultServiceNetwork = "host-gw"

@@ -305,7 +305,10 @@ func Compare(results []result.Result) {
 		k, _ := r.Params["keepalive"].(string)
 		return k
 	}
-	ref := map[string]map[key]map[int]float64{"iptables": {}, "ipvs": {}}
+	ref := map[string]map[key]map[int]float64{}
+	for _, lb := range result.StudyLBs {
+		ref[lb] = map[key]map[int]float64{}
+	}
 	for _, r := range results {
 		if r.Error != "" || r.Metrics.TransactionsPerS == nil {
 			continue
