@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -221,6 +222,31 @@ func legend(w io.Writer, run *result.Run) {
 	if c != nil {
 		fmt.Fprintf(w, "≈: no significant difference (%s over %d rounds, p<%g and ≥%g %% effect)\n", c.Test, n, c.Alpha, 100*c.MinEffect)
 	}
+	noise(w, run)
+}
+
+// noise prints how much the reference cells' rates moved between rounds
+// (their coefficient of variation): the reader's measure of the machine's
+// noise, which the run warns about above stats.NoisyCV.
+func noise(w io.Writer, run *result.Run) {
+	var parts []string
+	for _, s := range stats.NoiseSummaries(run.Summaries, FiguresOf) {
+		parts = append(parts, fmt.Sprintf("%s %s %s %.1f%%", s.Cell.Workload, s.Cell.Placement, unitOf(s), 100*s.CV))
+	}
+	if len(parts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "noise: baseline's spread between rounds (CV): %s (warned above %g%%)\n", strings.Join(parts, ", "), 100*stats.NoisyCV)
+}
+
+// unitOf is the label of a summary's figure ("trans/s").
+func unitOf(s result.Summary) string {
+	for _, f := range FiguresOf(s.Cell.Workload) {
+		if f.Key == s.Figure {
+			return f.Label
+		}
+	}
+	return s.Figure
 }
 
 // ratio prints a comparison: 1.12x when significant, ≈1.02x when not,
