@@ -257,10 +257,7 @@ func cmdRun(args []string) error {
 			return err
 		}
 		fmt.Println()
-		report.Table(os.Stdout, run)
-		for _, w := range run.Warnings {
-			fmt.Fprintln(os.Stderr, "warning: "+w)
-		}
+		report.Table(os.Stdout, run) // ends with the run's warnings
 		fmt.Printf("\nresults: %s\n", path)
 	}
 	if errors.Is(execErr, context.Canceled) {

@@ -170,17 +170,18 @@ func Table(w io.Writer, run *result.Run) {
 		}
 		fmt.Fprintf(w, "skipped %s: %s\n", what, s.Reason)
 	}
-	for _, m := range run.Warnings {
-		fmt.Fprintln(w, "warning: "+m)
+	if len(sums) > 0 {
+		legend(w, run)
+	} else {
+		fmt.Fprintln(w, "(x) is the ratio to baseline in the same placement: above 1 is more throughput or transactions.")
 	}
+	// last, where a reader finishing the page sees them
 	if run.Incomplete {
 		fmt.Fprintln(w, "incomplete: the run was cut short or is still going; cells not shown were not measured")
 	}
-	if len(sums) > 0 {
-		legend(w, run)
-		return
+	for _, m := range run.Warnings {
+		fmt.Fprintln(w, "warning: "+m)
 	}
-	fmt.Fprintln(w, "(x) is the ratio to baseline in the same placement: above 1 is more throughput or transactions.")
 }
 
 // sumKey finds the summary of one figure of one cell.
