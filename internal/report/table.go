@@ -232,7 +232,7 @@ func legend(w io.Writer, run *result.Run) {
 func noise(w io.Writer, run *result.Run) {
 	var parts []string
 	for _, s := range stats.NoiseSummaries(run.Summaries, FiguresOf) {
-		parts = append(parts, fmt.Sprintf("%s %s %s %.1f%%", s.Cell.Workload, s.Cell.Placement, unitOf(s), 100*s.CV))
+		parts = append(parts, fmt.Sprintf("%s %s %s %.1f%%", s.Cell.Workload, s.Cell.Placement, summaryLabel(s), 100*s.CV))
 	}
 	if len(parts) == 0 {
 		return
@@ -240,8 +240,8 @@ func noise(w io.Writer, run *result.Run) {
 	fmt.Fprintf(w, "noise: baseline's spread between rounds (CV): %s (warned above %g%%)\n", strings.Join(parts, ", "), 100*stats.NoisyCV)
 }
 
-// unitOf is the label of a summary's figure ("trans/s").
-func unitOf(s result.Summary) string {
+// summaryLabel is the label of a summary's figure ("trans/s").
+func summaryLabel(s result.Summary) string {
 	for _, f := range FiguresOf(s.Cell.Workload) {
 		if f.Key == s.Figure {
 			return f.Label
