@@ -159,7 +159,9 @@ func TestReportHelpAndArgs(t *testing.T) {
 	}{
 		{nil, "name a results file"},
 		{[]string{"--ratio", "a:b"}, "name a results file"},
-		{[]string{filepath.Join(runFiles, "startup.json"), "extra"}, "unexpected argument"},
+		{[]string{filepath.Join(runFiles, "startup.json"), "--ratio", "a:b", "extra"}, "unexpected argument"},
+		{[]string{filepath.Join(runFiles, "startup.json"), "missing.json"}, "missing.json: no such file; name a results file"},
+		{[]string{filepath.Join(runFiles, "startup.json"), "--html", "/no/such/dir/r.html"}, "--html /no/such/dir/r.html: folder /no/such/dir does not exist"},
 		{[]string{filepath.Join(runFiles, "reference.json"), "--ratio", "tcp_rr"}, "want two workloads"},
 	} {
 		_, err := stdout(t, func() error { return cmdReport(c.args) })
