@@ -163,7 +163,11 @@ func reason(rd Reading) string {
 	if strings.Contains(f.Label, unit) {
 		unit = ""
 	}
-	s := fmt.Sprintf("%s %s %s", rd.Workload, f.Label, num(f.Display(rd.Median)))
+	wl := rd.Workload
+	if rd.Step != "" {
+		wl += " (" + rd.Step + ")"
+	}
+	s := fmt.Sprintf("%s %s %s", wl, f.Label, num(f.Display(rd.Median)))
 	if unit != "" {
 		s += " " + unit
 	}

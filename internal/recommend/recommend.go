@@ -7,6 +7,7 @@
 package recommend
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -105,6 +106,7 @@ type Reading struct {
 	Rule     Rule
 	Figure   result.Figure
 	Workload string
+	Step     string // the cell's step, without its services count
 	Median   float64
 	Lo, Hi   float64 // interval of the median; HasCI false when none
 	HasCI    bool
@@ -193,9 +195,9 @@ func Rank(run *result.Run, profile string, cons []Constraint) ([]Result, error) 
 		}
 	}
 	var placements []string
-	for _, s := range sums {
-		if !slices.Contains(placements, s.Cell.Placement) {
-			placements = append(placements, s.Cell.Placement)
+	for _, r := range run.Results {
+		if !slices.Contains(placements, r.Placement) {
+			placements = append(placements, r.Placement)
 		}
 	}
 	var out []Result
@@ -225,6 +227,9 @@ func rankPlacement(run *result.Run, profile, pl string, rules []Rule, sums []res
 			if k.Placement != pl || s.Figure != rule.Metric || s.N == 0 || reference(k) {
 				continue
 			}
+			if rule.Better != "" && len(gorder) > 0 && gorder[0].wl != k.Workload {
+				continue // a figure of the cell, not of its workload: read once
+			}
 			if rule.Cells == Services && k.Services != maxSvc[k.Workload] {
 				continue
 			}
@@ -243,7 +248,7 @@ func rankPlacement(run *result.Run, profile, pl string, rules []Rule, sums []res
 			if _, ok := groups[g]; !ok {
 				gorder = append(gorder, g)
 			}
-			r := Reading{Rule: rule, Figure: f, Workload: k.Workload, Median: s.Median, Vs: s.VsBaseline}
+			r := Reading{Rule: rule, Figure: f, Workload: k.Workload, Step: g.step, Median: s.Median, Vs: s.VsBaseline}
 			if s.CILevel > 0 {
 				r.Lo, r.Hi, r.HasCI = s.CILow, s.CIHigh, true
 				anyCI = true
@@ -348,14 +353,31 @@ func relative(rs []Reading) {
 	}
 }
 
+// score is the weighted geometric mean over the rules of the relative
+// values, each rule's readings (one per workload it matched) averaged
+// first, so a rule weighs its weight however many workloads it read.
 func score(rs []Reading) float64 {
-	var sum, w float64
+	type acc struct {
+		sum float64
+		n   int
+	}
+	per := map[Rule]*acc{}
+	var rules []Rule
 	for _, r := range rs {
 		if r.Rel <= 0 {
 			continue
 		}
-		sum += r.Rule.Weight * math.Log(r.Rel)
-		w += r.Rule.Weight
+		if per[r.Rule] == nil {
+			per[r.Rule] = &acc{}
+			rules = append(rules, r.Rule)
+		}
+		per[r.Rule].sum += math.Log(r.Rel)
+		per[r.Rule].n++
+	}
+	var sum, w float64
+	for _, r := range rules {
+		sum += r.Weight * per[r].sum / float64(per[r].n)
+		w += r.Weight
 	}
 	if w == 0 {
 		return 0
@@ -417,9 +439,6 @@ func workloadsDeclaring(rules []Rule) []string {
 			}
 		}
 	}
-	if len(out) > 4 {
-		out = out[:4]
-	}
 	return out
 }
 
@@ -429,7 +448,8 @@ func figuresFor(wl string, rules []Rule) []result.Figure {
 	fs := slices.Clone(report.FiguresOf(wl))
 	for _, r := range rules {
 		if r.Better != "" && !slices.ContainsFunc(fs, func(f result.Figure) bool { return f.Key == r.Metric }) {
-			fs = append(fs, result.Figure{Key: r.Metric, Label: r.Metric, Better: r.Better, Kind: result.KindTime})
+			_, label, _ := strings.Cut(r.Metric, ".")
+			fs = append(fs, result.Figure{Key: r.Metric, Label: cmp.Or(label, r.Metric), Better: r.Better, Kind: result.KindTime})
 		}
 	}
 	return fs
