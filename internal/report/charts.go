@@ -87,6 +87,8 @@ type section struct {
 }
 
 type htmlTable struct {
+	// Folded tables start closed (<details>), Caption their summary line.
+	Folded  bool
 	Caption string
 	Head    []string
 	Rows    [][]string
@@ -181,7 +183,8 @@ func comparisonSection(ins []Input) section {
 			// (p50 and p99 side by side)
 			ak := result.Figure{Key: string(f.Kind) + "/" + f.Unit, Label: f.Label, Unit: f.Unit}
 			c := add(abs, g, ak, func() *chart {
-				return &chart{Kind: chartInterval, Title: title + ": " + unitOf(f), YLabel: unitOf(f)}
+				// latencies span decades (p50 beside p99): log axis
+				return &chart{Kind: chartInterval, Title: title + ": " + unitOf(f), YLabel: unitOf(f), YLog: f.Kind == result.KindLatency}
 			})
 			if !slices.Contains(labels[c], f.Label) {
 				labels[c] = append(labels[c], f.Label)
@@ -199,7 +202,7 @@ func comparisonSection(ins []Input) section {
 				v := s.VsBaseline
 				c := add(ratio, g, f, func() *chart {
 					one := 1.0
-					return &chart{Kind: chartInterval, Title: title + ": " + f.Label + " ratio to baseline", YLabel: "ratio to baseline (" + string(f.Better) + " is better)", Ref: &one, RefLabel: "baseline = 1"}
+					return &chart{Kind: chartInterval, Title: title + ": " + f.Label + " ratio to baseline", YLabel: "ratio to baseline (" + string(f.Better) + " is better)", Ref: &one, RefLabel: "baseline = 1", YLog: true}
 				})
 				name := seriesName(in, overlay, "ratio")
 				addIntervalPoint(c, name, cellLabel(k), v.Ratio, v.CILevel > 0 || v.CILow != 0 || v.CIHigh != 0, v.CILow, v.CIHigh)
@@ -612,6 +615,7 @@ func servicesSection(ins []Input) section {
 		}
 		sec.Charts = append(sec.Charts, *c)
 	}
+	sec.Charts = append(sec.Charts, serviceRatios(ins)...)
 	if len(syncOrder) > 0 {
 		sync = &chart{Kind: chartLines, Title: "time to program the services on every node", XLabel: "services", YLabel: "sync (s)"}
 		lo, hi := math.Inf(1), 0.0
@@ -692,6 +696,8 @@ func environmentSection(ins []Input) section {
 	addRow("backend", func(r *result.Run) string { return r.Environment.Backend })
 	addRow("underlay MTU", func(r *result.Run) string { return strconv.Itoa(r.Environment.UnderlayMTU) })
 	addRow("Go", func(r *result.Run) string { return r.Environment.GoVersion })
+	sec.Tables = append(sec.Tables, htmlTable{Head: head, Rows: rows})
+	rows = nil
 	for _, m := range []struct {
 		name string
 		get  func(e result.Environment) map[string]string
@@ -715,7 +721,9 @@ func environmentSection(ins []Input) section {
 			addRow(m.name+k, func(r *result.Run) string { return m.get(r.Environment)[k] })
 		}
 	}
-	sec.Tables = append(sec.Tables, htmlTable{Head: head, Rows: rows})
+	if len(rows) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{Folded: true, Caption: fmt.Sprintf("sysctls, offloads and tools (%d rows)", len(rows)), Head: head, Rows: rows})
+	}
 	return sec
 }
 
@@ -756,4 +764,55 @@ func networksSection(ins []Input) section {
 		}
 	}
 	return sec
+}
+
+// serviceRatios: per workload (and connection style), each load
+// balancer's ratio to the pod-IP row at each number of services, with its
+// interval, 1 marked.
+func serviceRatios(ins []Input) []chart {
+	overlay := len(ins) > 1
+	var out []*chart
+	byTitle := map[string]*chart{}
+	for _, in := range ins {
+		for _, s := range summarized(in.Run) {
+			k, v := s.Cell, s.VsBaseline
+			if k.LB == "" || k.Services == 0 || v == nil {
+				continue
+			}
+			f, ok := figureOf(k.Workload, s.Figure)
+			if !ok || !f.Ratio {
+				continue
+			}
+			title := k.Workload
+			if st := stepWithout(k.Step, "services="); st != "" {
+				title += " (" + st + ")"
+			}
+			title += ": " + f.Label + " through the service, ratio to the pod IP"
+			c := byTitle[title]
+			if c == nil {
+				one := 1.0
+				c = &chart{Kind: chartInterval, Title: title, YLabel: "ratio to pod IP (" + string(f.Better) + " is better)", Ref: &one, RefLabel: "pod IP = 1", YLog: true}
+				byTitle[title] = c
+				out = append(out, c)
+			}
+			name := seriesName(in, overlay, fmt.Sprintf("%d services", k.Services))
+			addIntervalPoint(c, name, k.Network+" lb="+k.LB, v.Ratio, v.CILevel > 0 || v.CILow != 0 || v.CIHigh != 0, v.CILow, v.CIHigh)
+		}
+	}
+	var cs []chart
+	for _, c := range out {
+		cs = append(cs, *c)
+	}
+	return cs
+}
+
+// stepWithout drops the fields of a step label that start with prefix.
+func stepWithout(step, prefix string) string {
+	var out []string
+	for _, f := range strings.Fields(step) {
+		if !strings.HasPrefix(f, prefix) {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, " ")
 }

@@ -118,7 +118,7 @@ td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-al
 caption { text-align: left; font-size: .9em; color: #444; padding: .3em 0; caption-side: top; }
 code, .mono { font-family: ui-monospace, monospace; }
 #js-errors { color: #b00; white-space: pre-wrap; }
-@media print { nav { display: none; } .charts { grid-template-columns: 1fr 1fr; } figure.chart div.box { height: 260px; } h2 { break-before: auto; } }
+@media print { details { display: block; } nav { display: none; } .charts { grid-template-columns: 1fr 1fr; } figure.chart div.box { height: 260px; } h2 { break-before: auto; } }
 </style>
 </head>
 <body>
@@ -133,10 +133,10 @@ code, .mono { font-family: ui-monospace, monospace; }
 {{if .Charts}}<div class="charts">
 {{range .Charts}}<figure class="chart" id="{{.ID}}"><div class="box"><canvas aria-label="{{.Title}}" role="img"></canvas></div>{{with .Note}}<figcaption>{{.}}</figcaption>{{end}}</figure>
 {{end}}</div>{{end}}
-{{range .Tables}}<table>{{with .Caption}}<caption>{{.}}</caption>{{end}}
+{{range .Tables}}{{if .Folded}}<details><summary>{{.Caption}}</summary><table>{{else}}<table>{{with .Caption}}<caption>{{.}}</caption>{{end}}{{end}}
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
+{{end}}</table>{{if .Folded}}</details>{{end}}
 {{end}}
 {{range .Notes}}<p>{{.}}</p>{{end}}
 </section>

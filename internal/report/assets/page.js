@@ -32,7 +32,7 @@
     a.ticks = {
       callback: function (v) {
         v = Number(v);
-        if (log) { // 1, 2, 5 of each decade only
+        if (log && this.max / this.min > 20) { // wide: 1, 2, 5 of each decade only
           var m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
           if ([1, 2, 5].indexOf(Math.round(m * 1000) / 1000) < 0) return "";
         }
