@@ -147,6 +147,9 @@ func Write(w io.Writer, rs []Result) {
 		for _, x := range r.Removed {
 			fmt.Fprintf(w, "  removed %s: %s\n", x.Candidate, x.Reason)
 		}
+		for _, k := range r.Skipped {
+			fmt.Fprintf(w, "  not measured here: %s\n", k)
+		}
 		if r.NoIntervals && len(r.Ranked) > 0 {
 			fmt.Fprintln(w, "  no intervals: the run had one round, so no difference was tested; rerun with --repeat 5 to know which are real")
 		}

@@ -142,6 +142,9 @@ type Result struct {
 	Undecided string
 	// NoIntervals: the run had one round, so no difference is tested.
 	NoIntervals bool
+	// Skipped are what the run asked for but could not measure here, with
+	// why: candidates that are missing, not ranked last.
+	Skipped []string
 }
 
 // cell is one summary the rules can read.
@@ -200,9 +203,24 @@ func Rank(run *result.Run, profile string, cons []Constraint) ([]Result, error) 
 			placements = append(placements, r.Placement)
 		}
 	}
+	var skipped []string
+	for _, k := range run.Skipped {
+		what := k.Network
+		if k.Workload != "" {
+			what += " " + k.Workload
+		}
+		if k.Placement != "" {
+			what += " " + k.Placement
+		}
+		if s := what + ": " + k.Reason; !slices.Contains(skipped, s) {
+			skipped = append(skipped, s)
+		}
+	}
 	var out []Result
 	for _, pl := range placements {
-		out = append(out, rankPlacement(run, profile, pl, rules, sums, params, maxSvc, cons))
+		r := rankPlacement(run, profile, pl, rules, sums, params, maxSvc, cons)
+		r.Skipped = skipped
+		out = append(out, r)
 	}
 	if len(out) == 0 {
 		out = append(out, Result{Profile: profile, Undecided: "the run has no results"})
@@ -213,7 +231,7 @@ func Rank(run *result.Run, profile string, cons []Constraint) ([]Result, error) 
 func rankPlacement(run *result.Run, profile, pl string, rules []Rule, sums []result.Summary, params map[result.CellKey]map[string]any, maxSvc map[string]int, cons []Constraint) Result {
 	res := Result{Profile: profile, Placement: pl}
 	readings := map[Candidate][]Reading{}
-	var cands []Candidate
+	var cands, seen []Candidate
 	anyCI := false
 	for _, rule := range rules {
 		// per workload (and step): the candidates' values, made relative
@@ -258,6 +276,11 @@ func rankPlacement(run *result.Run, profile, pl string, rules []Rule, sums []res
 		}
 		for _, g := range gorder {
 			rs := groups[g]
+			for _, c := range gcands[g] {
+				if !slices.Contains(seen, c) {
+					seen = append(seen, c)
+				}
+			}
 			if len(rs) < 2 {
 				continue // nothing to compare
 			}
@@ -272,7 +295,7 @@ func rankPlacement(run *result.Run, profile, pl string, rules []Rule, sums []res
 	}
 	res.NoIntervals = !anyCI
 	if len(cands) < 2 {
-		res.Undecided = undecided(profile, rules, len(cands))
+		res.Undecided = undecided(profile, rules, seen)
 		return res
 	}
 	var ranked []Ranked
@@ -408,15 +431,15 @@ func tied(a, b []Reading) bool {
 	return shared > 0
 }
 
-func undecided(profile string, rules []Rule, n int) string {
+func undecided(profile string, rules []Rule, seen []Candidate) string {
+	if len(seen) == 1 {
+		return fmt.Sprintf("the run cannot decide %q here: only %s has the figures it reads, nothing to rank it against", profile, seen[0])
+	}
 	var need []string
 	for _, r := range rules {
 		need = append(need, fmt.Sprintf("%s of %s", r.Metric, r.Cells))
 	}
 	what := "no candidate"
-	if n == 1 {
-		what = "one candidate only"
-	}
 	wls := workloadsDeclaring(rules)
 	hint := ""
 	if len(wls) > 0 {

@@ -755,14 +755,6 @@ func networksSection(ins []Input) section {
 	if len(skips) > 0 {
 		sec.Tables = append(sec.Tables, htmlTable{Caption: "Asked for but not run here", Head: []string{"run", "network", "workload", "placement", "reason"}, Rows: skips})
 	}
-	for _, in := range ins {
-		for _, w := range in.Run.Warnings {
-			sec.Notes = append(sec.Notes, in.Name+": warning: "+w)
-		}
-		if in.Run.Incomplete {
-			sec.Notes = append(sec.Notes, in.Name+": incomplete: the run was cut short or is still going; cells not shown were not measured")
-		}
-	}
 	return sec
 }
 

@@ -28,6 +28,9 @@ type Page struct {
 	Title    string
 	Runs     []Input
 	Sections []section
+	// Warnings are the runs' own (a noisy machine, failed rounds), shown
+	// first: the reader must know them to judge every chart.
+	Warnings []string
 	charts   []chart
 }
 
@@ -44,6 +47,14 @@ func BuildPage(ins []Input) *Page {
 	}
 	p.Title += ": " + strings.Join(names, ", ")
 	p.Runs = ins
+	for _, in := range ins {
+		for _, w := range in.Run.Warnings {
+			p.Warnings = append(p.Warnings, in.Name+": "+w)
+		}
+		if in.Run.Incomplete {
+			p.Warnings = append(p.Warnings, in.Name+": incomplete: the run was cut short or is still going; cells not shown were not measured")
+		}
+	}
 	for _, s := range []section{
 		comparisonSection(ins), sizeSection(ins), spectrumSection(ins), phasesSection(ins),
 		servicesSection(ins), environmentSection(ins), networksSection(ins),
@@ -118,6 +129,7 @@ td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-al
 caption { text-align: left; font-size: .9em; color: #444; padding: .3em 0; caption-side: top; }
 code, .mono { font-family: ui-monospace, monospace; }
 #js-errors { color: #b00; white-space: pre-wrap; }
+.warning { background: #fff4e0; border-left: 4px solid #e69500; padding: .3em .6em; }
 @media print { details { display: block; } nav { display: none; } .charts { grid-template-columns: 1fr 1fr; } figure.chart div.box { height: 260px; } h2 { break-before: auto; } }
 </style>
 </head>
@@ -125,7 +137,8 @@ code, .mono { font-family: ui-monospace, monospace; }
 <h1>{{.Page.Title}}</h1>
 <pre id="js-errors" hidden></pre>
 <p>{{range $i, $r := .Page.Runs}}{{if $i}}; {{end}}<b>{{$r.Name}}</b>: {{len $r.Run.Results}} results{{with $r.Run.Rounds}}, {{.}} rounds{{end}}, {{$r.Run.Environment.Hostname}} ({{$r.Run.Environment.Kernel}}){{end}}.</p>
-<nav>{{range .Page.Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
+{{range .Page.Warnings}}<p class="warning">warning: {{.}}</p>
+{{end}}<nav>{{range .Page.Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
 {{range .Page.Sections}}
 <section id="{{.ID}}" data-section="{{.ID}}">
 <h2>{{.Title}}</h2>
