@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/cnperf/cnperf/internal/experiment/startup"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
 	"github.com/cnperf/cnperf/internal/result"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
