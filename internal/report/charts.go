@@ -140,7 +140,7 @@ func unitOf(f result.Figure) string {
 // ratio, each network's ratio to the baseline with its interval, 1 marked.
 func comparisonSection(ins []Input) section {
 	sec := section{ID: "comparison", Title: "Comparison with the baseline",
-		Intro: "Each point is a cell's median over its rounds; the bar around it is its 95 % confidence interval (none when the run had one round). Ratio charts mark the baseline, the same workload with no container network in the same placement, at 1."}
+		Intro: "The thick line is a cell's median over its rounds; the shaded bar around it is its 95 % confidence interval (none when the run had one round); overlaid runs stand side by side. Ratio charts mark the baseline, the same workload with no container network in the same placement, at 1."}
 	overlay := len(ins) > 1
 	type group struct{ workload, step string }
 	var groups []group

@@ -32,7 +32,7 @@
     a.ticks = {
       callback: function (v) {
         v = Number(v);
-        if (log && this.max / this.min > 20) { // wide: 1, 2, 5 of each decade only
+        if (log && this.max / this.min > 4) { // wide: 1, 2, 5 of each decade only
           var m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
           if ([1, 2, 5].indexOf(Math.round(m * 1000) / 1000) < 0) return "";
         }
@@ -43,23 +43,26 @@
     return a;
   }
 
+  // intervalConfig: per series, the interval as a floating bar and the
+  // median as a thick line across the same slot (a bar of its own with
+  // the same stack, so several runs stand side by side).
   function intervalConfig(c) {
     var datasets = [];
     c.series.forEach(function (s, i) {
       var byCat = {};
       s.points.forEach(function (p) { byCat[p.cat] = p; });
       datasets.push({
-        type: "bar", label: s.label + " 95% interval", backgroundColor: color(i, 0.25),
-        borderColor: color(i), borderWidth: 1, barPercentage: 0.5,
+        type: "bar", label: s.label + " 95% interval", stack: "s" + i, backgroundColor: color(i, 0.25),
+        borderColor: color(i, 0.6), borderWidth: 1, grouped: true,
         data: c.labels.map(function (l) {
           var p = byCat[l];
           return p && p.lo !== undefined ? [p.lo, p.hi] : null;
         })
       });
       datasets.push({
-        type: "line", label: s.label, showLine: false, pointRadius: 5, pointStyle: "rectRot",
-        backgroundColor: color(i), borderColor: color(i),
-        data: c.labels.map(function (l) { var p = byCat[l]; return p ? p.y : null; })
+        type: "bar", label: s.label, stack: "s" + i, backgroundColor: color(i), borderColor: color(i),
+        borderWidth: { top: 3, bottom: 0, left: 0, right: 0 }, borderSkipped: false, minBarLength: 3,
+        data: c.labels.map(function (l) { var p = byCat[l]; return p ? [p.y, p.y] : null; })
       });
     });
     if (c.ref !== undefined) {
@@ -70,7 +73,7 @@
     }
     return {
       data: { labels: c.labels, datasets: datasets },
-      options: { scales: { x: { type: "category", stacked: true }, y: axis(c.ylabel, c.ylog, { beginAtZero: !c.ref }) } }
+      options: { scales: { x: { type: "category" }, y: axis(c.ylabel, c.ylog, { beginAtZero: !c.ref && !c.ylog, stacked: false }) } }
     };
   }
 
