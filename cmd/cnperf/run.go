@@ -81,14 +81,14 @@ func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, 
 		var withBase []runner.Case
 		bseen := map[netmode.Placement]bool{}
 		for _, c := range cases {
-			if c.Network == "baseline" {
+			if c.Network == result.BaselineNetwork {
 				bseen[c.Placement] = true
 			}
 		}
 		for _, c := range cases {
 			if !bseen[c.Placement] && c.Placement != netmode.SamePod {
 				bseen[c.Placement] = true
-				withBase = append(withBase, runner.Case{Network: "baseline", Placement: c.Placement})
+				withBase = append(withBase, runner.Case{Network: result.BaselineNetwork, Placement: c.Placement})
 			}
 			withBase = append(withBase, c)
 		}
@@ -264,10 +264,7 @@ func cmdRun(args []string) error {
 			return err
 		}
 		fmt.Println()
-		report.Table(os.Stdout, run)
-		for _, w := range run.Warnings {
-			fmt.Fprintln(os.Stderr, "warning: "+w)
-		}
+		report.Table(os.Stdout, run) // ends with the run's warnings
 		fmt.Printf("\nresults: %s\n", path)
 		if err := writeOutputs(*htmlOut, *csvDir, []report.Input{report.NewInput(path, run)}); err != nil {
 			return err
