@@ -24,6 +24,7 @@ PACKAGES=(
   llvm
   libbpf-dev
   bpftool
+  chromium       # the HTML report test renders the page headless
 )
 
 missing=()

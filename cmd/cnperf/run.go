@@ -110,6 +110,8 @@ func cmdRun(args []string) error {
 	repeat := fs.Int("repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
 	startupPods := fs.Int("startup-pods", 0, "startup: pods created per round (default 10, the paper's mean of 10)")
 	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json)")
+	htmlOut := fs.String("html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
+	csvDir := fs.String("csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
 	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	lbs := fs.String("lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
@@ -235,6 +237,11 @@ func cmdRun(args []string) error {
 		return err
 	}
 	plan.Out = path
+	if *htmlOut != "" {
+		if err := checkOutFile("--html", *htmlOut); err != nil {
+			return err
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -259,6 +266,9 @@ func cmdRun(args []string) error {
 		fmt.Println()
 		report.Table(os.Stdout, run) // ends with the run's warnings
 		fmt.Printf("\nresults: %s\n", path)
+		if err := writeOutputs(*htmlOut, *csvDir, []report.Input{report.NewInput(path, run)}); err != nil {
+			return err
+		}
 	}
 	if errors.Is(execErr, context.Canceled) {
 		return fmt.Errorf("interrupted; the lab was torn down%s", partial(len(run.Results), path))
