@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -727,25 +728,44 @@ func environmentSection(ins []Input) section {
 	return sec
 }
 
-// networksSection: per network, the commands that built it, which the
-// schema does not record yet; and what was skipped, with why.
+// networksSection: per network, the commands that built it (the run's
+// builds, where its backend kept them); and what was skipped, with why.
 func networksSection(ins []Input) section {
 	sec := section{ID: "networks", Title: "Networks: how each was built"}
 	var nets []string
+	built := map[string]bool{}
 	for _, in := range ins {
 		for _, r := range in.Run.Results {
 			if !slices.Contains(nets, r.Network) {
 				nets = append(nets, r.Network)
 			}
 		}
+		for _, b := range in.Run.Builds {
+			rows := make([][]string, 0, len(b.Commands))
+			for i, c := range b.Commands {
+				rows = append(rows, []string{fmt.Sprint(i + 1), c})
+			}
+			what := b.Network
+			if len(ins) > 1 {
+				what = in.Name + ": " + what
+			}
+			sec.Tables = append(sec.Tables, htmlTable{Folded: true,
+				Caption: fmt.Sprintf("%s (%s %s): %d commands, in order", what, cmp.Or(b.Backend, "lab"), b.ID, len(b.Commands)),
+				Head:    []string{"#", "command"}, Rows: rows})
+			built[b.Network] = true
+		}
 	}
 	rows := [][]string{}
 	for _, n := range nets {
-		rows = append(rows, []string{n, "not recorded in the run file", "cnperf lab --network " + n})
+		if !built[n] {
+			rows = append(rows, []string{n, "not recorded in the run file", "cnperf lab --network " + n})
+		}
 	}
-	sec.Tables = append(sec.Tables, htmlTable{
-		Caption: "The run file (cnperf/run/v1) does not record the commands that built each network. `cnperf lab --network NAME` builds the same network and keeps it up to inspect (ip -n NAMESPACE ...); the exact commands each network issues are locked by its golden test, internal/netmode/<network>/testdata/*.golden.",
-		Head:    []string{"network", "build commands", "to inspect it"}, Rows: rows})
+	if len(rows) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{
+			Caption: "These run files do not record the commands that built these networks (files written before cnperf kept them, or a backend that does not). `cnperf lab --network NAME` builds the same network and keeps it up to inspect (ip -n NAMESPACE ...); the exact commands each network issues are locked by its golden test, internal/netmode/<network>/testdata/*.golden.",
+			Head:    []string{"network", "build commands", "to inspect it"}, Rows: rows})
+	}
 	var skips [][]string
 	for _, in := range ins {
 		for _, s := range in.Run.Skipped {

@@ -38,6 +38,17 @@ type Run struct {
 	// Warnings are what the reader must know to judge the numbers (a noisy
 	// machine, a cell that failed in some rounds).
 	Warnings []string `json:"warnings,omitempty"`
+	// Builds are, per deployment, the commands that built its network and
+	// started its agents, in order (backends that keep them: the lab).
+	Builds []Build `json:"builds,omitempty"`
+}
+
+// Build is how one deployment was made.
+type Build struct {
+	Network  string   `json:"network"`
+	Backend  string   `json:"backend,omitempty"`
+	ID       string   `json:"id"` // the lab's (or project's) id
+	Commands []string `json:"commands"`
 }
 
 // Summary is one figure of one cell over every round that measured it.
