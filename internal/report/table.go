@@ -218,6 +218,12 @@ func legend(w io.Writer, run *result.Run) {
 	if level == 0 {
 		level = 0.95
 	}
+	if n < 2 {
+		fmt.Fprintln(w, "one round: (x) is the ratio to baseline in the same placement, with no interval and no test, so every")
+		fmt.Fprintln(w, "difference is marked ≈ (run --repeat 3 or more for intervals and verdicts).")
+		noise(w, run)
+		return
+	}
 	fmt.Fprintf(w, "figures are medians over %d rounds; (x) is the ratio to baseline in the same placement (the median of\n", n)
 	fmt.Fprintf(w, "the per-round ratios) and [lo, hi] its %g%% interval: above 1 is more throughput or transactions.\n", 100*level)
 	if c != nil {
