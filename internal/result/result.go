@@ -123,6 +123,9 @@ type Result struct {
 	Error     string         `json:"error,omitempty"`
 	Round     int            `json:"round,omitempty"` // 1-based round of an interleaved run
 	Backend   string         `json:"backend,omitempty"`
+	// Flows are each flow's figures when several ran at once (--parallel);
+	// Metrics is then their aggregate.
+	Flows []Metrics `json:"flows,omitempty"`
 }
 
 // Metrics holds the figures of a result. A metric that does not apply to a

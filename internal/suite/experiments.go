@@ -1,0 +1,31 @@
+package suite
+
+import (
+	"time"
+
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+// The experiments' suites: seed 001's message-size sweep, noisy
+// neighbours and all-to-all scalability.
+func init() {
+	Register(Suite{
+		Name:    "sizes",
+		Summary: "TCP and UDP throughput (and CPU per byte) at 64 B to 64 KiB messages: bridge (same host), host, vxlan, host-gw (cross host)",
+		Source:  "seeds/001 (INFOCOM 2018), Figures 4-5: throughput against message size",
+		Cases: []runner.Case{
+			{Network: "baseline", Placement: netmode.SameHost},
+			{Network: "bridge", Placement: netmode.SameHost},
+			{Network: "baseline", Placement: netmode.CrossHost},
+			{Network: "host", Placement: netmode.CrossHost},
+			{Network: "vxlan", Placement: netmode.CrossHost},
+			{Network: "host-gw", Placement: netmode.CrossHost},
+		},
+		Workloads:    []string{"tcp_stream", "udp_stream"},
+		MessageSizes: []int{64, 256, 1024, 4096, 16384, 65507},
+		Params:       workload.Params{Duration: 2 * time.Second},
+		Rounds:       2,
+	})
+}
