@@ -162,6 +162,7 @@ func Table(w io.Writer, run *result.Run) {
 		fmt.Fprintln(w, SaturationNote)
 	}
 	Services(w, run)
+	Flows(w, run)
 	for _, s := range run.Skipped {
 		what := s.Network
 		if s.Placement != "" {

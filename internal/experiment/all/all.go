@@ -3,6 +3,7 @@ package all
 
 import (
 	_ "github.com/cnperf/cnperf/internal/experiment/pairs"    // pairs
+	_ "github.com/cnperf/cnperf/internal/experiment/parallel" // parallel
 	_ "github.com/cnperf/cnperf/internal/experiment/services" // services
 	_ "github.com/cnperf/cnperf/internal/experiment/sizes"    // sizes
 	_ "github.com/cnperf/cnperf/internal/experiment/startup"  // startup
