@@ -163,6 +163,7 @@ func Table(w io.Writer, run *result.Run) {
 	}
 	Services(w, run)
 	Flows(w, run)
+	Neighbours(w, run)
 	for _, s := range run.Skipped {
 		what := s.Network
 		if s.Placement != "" {

@@ -28,4 +28,23 @@ func init() {
 		Params:       workload.Params{Duration: 2 * time.Second},
 		Rounds:       2,
 	})
+	Register(Suite{
+		Name:    "interference",
+		Summary: "TCP throughput and latency without and with 5 busy neighbour pods (interleaved): host, bridge (same host), vxlan, host-gw, flannel-udp, weave (cross host)",
+		Source:  "seeds/001 (INFOCOM 2018), Figure 8: user-space overlays suffer most under CPU contention",
+		Cases: []runner.Case{
+			{Network: "baseline", Placement: netmode.SameHost},
+			{Network: "bridge", Placement: netmode.SameHost},
+			{Network: "baseline", Placement: netmode.CrossHost},
+			{Network: "host", Placement: netmode.CrossHost},
+			{Network: "vxlan", Placement: netmode.CrossHost},
+			{Network: "host-gw", Placement: netmode.CrossHost},
+			{Network: "flannel-udp", Placement: netmode.CrossHost},
+			{Network: "weave", Placement: netmode.CrossHost},
+		},
+		Workloads:  []string{"tcp_stream", "tcp_rr"},
+		Neighbours: "busy:5",
+		Params:     workload.Params{Duration: 2 * time.Second},
+		Rounds:     3,
+	})
 }

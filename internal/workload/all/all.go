@@ -5,5 +5,6 @@ import (
 	_ "github.com/cnperf/cnperf/internal/workload/load"      // http_rate, tcp_rate, http_qps
 	_ "github.com/cnperf/cnperf/internal/workload/reference" // iperf3_tcp, sockperf_tcp
 	_ "github.com/cnperf/cnperf/internal/workload/rr"        // tcp_rr, udp_rr, tcp_crr
+	_ "github.com/cnperf/cnperf/internal/workload/spin"      // spin (noisy neighbours)
 	_ "github.com/cnperf/cnperf/internal/workload/stream"    // tcp_stream, udp_stream
 )
