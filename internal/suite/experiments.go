@@ -47,4 +47,21 @@ func init() {
 		Params:     workload.Params{Duration: 2 * time.Second},
 		Rounds:     3,
 	})
+	Register(Suite{
+		Name:    "scalability",
+		Summary: "all-to-all exchange of 1024 B messages among 2-32 pods in rounds: time per round, aggregate throughput; one host, two hosts 1:N-1 and balanced",
+		Source:  "seeds/001 (INFOCOM 2018), scalability: all-to-all among many containers depends on placement",
+		Cases: []runner.Case{
+			{Network: "baseline", Placement: netmode.SameHost},
+			{Network: "bridge", Placement: netmode.SameHost},
+			{Network: "baseline", Placement: netmode.CrossHost},
+			{Network: "vxlan", Placement: netmode.CrossHost},
+			{Network: "host-gw", Placement: netmode.CrossHost},
+		},
+		Workloads:    []string{"alltoall"},
+		AllToAllPods: []int{2, 4, 8, 16, 32},
+		Spreads:      []string{"1:N-1", "balanced"},
+		Params:       workload.Params{Duration: 2 * time.Second, MessageSize: 1024},
+		Rounds:       2,
+	})
 }

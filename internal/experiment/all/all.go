@@ -2,6 +2,7 @@
 package all
 
 import (
+	_ "github.com/cnperf/cnperf/internal/experiment/alltoall"   // alltoall
 	_ "github.com/cnperf/cnperf/internal/experiment/neighbours" // neighbours
 	_ "github.com/cnperf/cnperf/internal/experiment/pairs"      // pairs
 	_ "github.com/cnperf/cnperf/internal/experiment/parallel"   // parallel
