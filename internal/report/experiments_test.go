@@ -14,8 +14,8 @@ func TestExperimentSections(t *testing.T) {
 	run := &result.Run{}
 	for round := 1; round <= 3; round++ {
 		run.Results = append(run.Results,
-			result.Result{Network: "vxlan", Workload: "tcp_stream", Placement: "cross-host", Step: "size=64", Round: round, Metrics: gbit(0.1)},
-			result.Result{Network: "vxlan", Workload: "tcp_stream", Placement: "cross-host", Step: "size=65536", Round: round, Metrics: gbit(float64(round))},
+			result.Result{Network: "vxlan", Workload: "tcp_stream", Placement: "cross-host", Step: "size=64", Round: round, Params: map[string]any{"message_size": 64}, Metrics: gbit(0.1)},
+			result.Result{Network: "vxlan", Workload: "tcp_stream", Placement: "cross-host", Step: "size=65536", Round: round, Params: map[string]any{"message_size": float64(65536)}, Metrics: gbit(float64(round))},
 		)
 	}
 	par := gbit(3)

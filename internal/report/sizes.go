@@ -11,16 +11,20 @@ import (
 	"github.com/cnperf/cnperf/internal/result"
 )
 
-// sizeOf reads the message size of a sweep's step ("size=1024 ..."), 0
-// for a result not of a sweep.
+// sizeOf reads the message size of a sweep's step ("size=1024", "size=1024
+// flows=4"), 0 for a result not of a sweep (a load step "rate=R size=N"
+// names a response size).
 func sizeOf(step string) int {
-	for _, f := range strings.Fields(step) {
-		if v, ok := strings.CutPrefix(f, "size="); ok {
-			n, _ := strconv.Atoi(v)
-			return n
-		}
+	f := strings.Fields(step)
+	if len(f) == 0 {
+		return 0
 	}
-	return 0
+	v, ok := strings.CutPrefix(f[0], "size=")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(v)
+	return n
 }
 
 // Sizes writes a message-size sweep as the paper's figure reads: a row per
@@ -33,8 +37,10 @@ func Sizes(w io.Writer, run *result.Run) {
 	seen := map[int]bool{}
 	var sizes []int
 	for _, r := range run.Results {
+		// a sweep's step names the message size its result was measured
+		// at (a load step's size=N is a response size: not a sweep)
 		n := sizeOf(r.Step)
-		if n == 0 || r.Error != "" {
+		if n == 0 || r.Error != "" || fmt.Sprint(r.Params["message_size"]) != strconv.Itoa(n) {
 			continue
 		}
 		v, ok := r.Metrics.Value(FiguresOf(r.Workload)[0].Key)
