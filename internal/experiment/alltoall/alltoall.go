@@ -13,7 +13,6 @@ package alltoall
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -45,6 +44,15 @@ const (
 var (
 	DefaultPods    = []int{2, 4, 8, 16, 32}
 	DefaultSpreads = []string{OneToRest, Balanced}
+)
+
+// The pods listen on ports above the lab's ephemeral range (1024-65000,
+// labbackend.LabSysctls): with 32 pods a namespace holds hundreds of
+// outgoing connections, any of which may hold a port in that range and
+// make a listener's bind fail.
+const (
+	FirstPort = 65001
+	LastPort  = 65535
 )
 
 // MaxPods bounds N: every pod is a namespace and an agent process here.
@@ -152,7 +160,7 @@ func (AllToAll) Units(p *experiment.Plan, _ []string) ([]sched.Unit, error) {
 	base := p.Params
 	w.Defaults(&base)
 	var units []sched.Unit
-	port := 20000
+	port := FirstPort
 	for _, net := range order {
 		var cells []cellSpec
 		for _, pl := range byNet[net] {
@@ -193,11 +201,12 @@ func (AllToAll) Units(p *experiment.Plan, _ []string) ([]sched.Unit, error) {
 func cell(w workload.Workload, base workload.Params, c cellSpec, port *int) sched.Cell {
 	step := Step(c.spread, c.n)
 	return sched.Cell{Name: string(c.pl) + " " + a2a.Name + " " + step, Run: func(ctx context.Context, d backend.Deployment, round int, rec *sched.Recorder) error {
+		if *port+c.n-1 > LastPort {
+			*port = FirstPort
+		}
 		params := base
 		params.Port = *port
-		if *port += c.n; *port > 60000 {
-			*port = 20000
-		}
+		*port += c.n
 		res := Measure(ctx, d, w, params, Layout(c.spread, c.n))
 		if err := ctx.Err(); err != nil {
 			return err
@@ -251,7 +260,8 @@ func Measure(ctx context.Context, d backend.Deployment, w workload.Workload, par
 	rctx, cancel := context.WithTimeout(ctx, params.Duration+a2a.ConnectTimeout+30*time.Second)
 	defer cancel()
 	reps := make([]workload.Report, n)
-	errs := make([]error, n)
+	var first error // the first rank to fail; the others fail after it
+	var once sync.Once
 	var wg sync.WaitGroup
 	for i, name := range pods {
 		pod := d.Pod(name)
@@ -264,15 +274,15 @@ func Measure(ctx context.Context, d backend.Deployment, w workload.Workload, par
 			defer wg.Done()
 			var err error
 			if reps[i], err = pod.Agent.Run(rctx, w.Name(), jobs[i], netipZero); err != nil {
-				errs[i] = fmt.Errorf("rank %d (%s): %w", i, name, err)
+				once.Do(func() { first = fmt.Errorf("rank %d (%s): %w%s", i, name, err, logOf(d, name)) })
 				cancel() // one failed: the others would wait for it forever
 			}
 		}()
 	}
 	wg.Wait()
 	wall := time.Since(t0)
-	if err := errors.Join(errs...); err != nil {
-		res.Error = firstLine(err)
+	if first != nil {
+		res.Error = first.Error()
 		return res
 	}
 	merged := measure.MergeReports(reps)
@@ -292,12 +302,11 @@ func Measure(ctx context.Context, d backend.Deployment, w workload.Workload, par
 	return res
 }
 
-func firstLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " (and more)"
+func logOf(d backend.Deployment, pod string) string {
+	if t := d.AgentLog(pod); t != "" {
+		return " (agent log: " + strings.ReplaceAll(t, "\n", " | ") + ")"
 	}
-	return s
+	return ""
 }
 
 // netipZero is an address the agent accepts; every pod's job dials its

@@ -185,8 +185,11 @@ func (AllToAll) Run(ctx context.Context, p workload.Params, _ netip.AddrPort) (w
 		conns = append(conns, c)
 		cmu.Unlock()
 	}
+	box := &inbox{got: make([]int64, n)}
+	box.cond = sync.NewCond(&box.mu)
 	go func() {
 		<-ctx.Done()
+		box.fail(ctx.Err()) // wakes a wait for a round that will not come
 		ln.Close()
 		cmu.Lock()
 		for _, c := range conns {
@@ -194,13 +197,11 @@ func (AllToAll) Run(ctx context.Context, p workload.Params, _ netip.AddrPort) (w
 		}
 		cmu.Unlock()
 	}()
-	box := &inbox{got: make([]int64, n)}
-	box.cond = sync.NewCond(&box.mu)
 	var readers sync.WaitGroup
 	// incoming: one connection from every peer, its rank first
 	accepted := make(chan error, 1)
 	go func() {
-		for i := 0; i < n-1; i++ {
+		for i := 0; i < n-1; {
 			c, err := ln.Accept()
 			if err != nil {
 				accepted <- err
@@ -209,14 +210,17 @@ func (AllToAll) Run(ctx context.Context, p workload.Params, _ netip.AddrPort) (w
 			keep(c)
 			var hdr [4]byte
 			if _, err := io.ReadFull(c, hdr[:]); err != nil {
-				accepted <- err
-				return
+				// a peer's dial that timed out on its side after the
+				// kernel accepted it: it dials again
+				c.Close()
+				continue
 			}
 			from := int(binary.BigEndian.Uint32(hdr[:]))
 			if from < 0 || from >= n || from == rank {
 				accepted <- fmt.Errorf("alltoall: a peer says it is rank %d", from)
 				return
 			}
+			i++
 			readers.Add(1)
 			go func() {
 				defer readers.Done()
@@ -240,7 +244,7 @@ func (AllToAll) Run(ctx context.Context, p workload.Params, _ netip.AddrPort) (w
 	for j := 1; j < n; j++ {
 		to := (rank + j) % n
 		for {
-			d := net.Dialer{Timeout: time.Second}
+			d := net.Dialer{Timeout: 5 * time.Second}
 			c, err := d.DialContext(ctx, "tcp", addrs[to])
 			if err == nil {
 				keep(c)
