@@ -42,7 +42,7 @@ const DefaultSize = 1024
 
 // ConnectTimeout bounds how long a pod waits for its peers to listen and
 // connect.
-const ConnectTimeout = 20 * time.Second
+const ConnectTimeout = 45 * time.Second
 
 // Extra keys of its report and result.
 const (
