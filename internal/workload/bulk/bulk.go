@@ -88,7 +88,7 @@ func amount(p workload.Params) int64 {
 // Figures implements workload.Workload: the transfer time, its throughput.
 func (TCP) Figures() []result.Figure {
 	return []result.Figure{
-		{Key: result.KeyDuration, Label: "s", Unit: "s", Better: result.LowerBetter, Kind: result.KindTime, Ratio: true},
+		{Key: result.KeyDuration, Label: "ms", Unit: "ms", Scale: 0.001, Better: result.LowerBetter, Kind: result.KindTime, Ratio: true},
 		result.FigThroughput, result.FigCPUPerByte,
 	}
 }
