@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/agent"
+	"github.com/cnperf/cnperf/internal/experiment/neighbours"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
@@ -242,6 +243,9 @@ func cmdClean(args []string) error {
 	for _, r := range removed {
 		fmt.Printf("removed run %s: %d namespaces\n", r.ID, len(r.Namespaces))
 		if cerr := ebpfsock.CleanCgroup(r.ID); cerr != nil && err == nil {
+			err = cerr
+		}
+		if cerr := neighbours.CleanCgroups(r.ID); cerr != nil && err == nil {
 			err = cerr
 		}
 	}

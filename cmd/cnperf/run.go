@@ -104,7 +104,11 @@ func cmdRun(args []string) error {
 	workloads := fs.String("workloads", "", "comma-separated workloads (default: the suite's; see cnperf workloads)")
 	placement := fs.String("placement", "", "same-pod, same-host or cross-host, comma-separated (default: each network's natural one)")
 	duration := fs.Duration("duration", 0, "how long each measurement runs (default: the suite's, 5s)")
-	msgSize := fs.Int("message-size", 0, "message size in bytes (default: 16 for rr, 256 for tcp_stream, 1024 for udp_stream)")
+	msgSize := fs.String("message-size", "", "message size in bytes (default: 16 for rr, 256 for tcp_stream, 1024 for udp_stream); a list (64,256,1024,4096,16384,65536) sweeps the stream and rr workloads, one result per size")
+	parallel := fs.Int("parallel", 0, "stream and rr workloads: run N flows at once between each pair: aggregate, per-flow figures and Jain's fairness")
+	neighbours := fs.String("neighbours", "", "noisy neighbour pods beside the measured pair, every cell measured without and with them: busy:N (busy loops), periodic:N:P% (each wants P% of a CPU), stream:N (N other pairs streaming)")
+	a2aPods := fs.String("pods", "", "alltoall: pod counts, comma-separated (default 2,4,8,16,32)")
+	spreads := fs.String("spread", "", "alltoall across hosts: how pods sit on two hosts: 1:N-1, balanced (default both)")
 	direction := fs.String("direction", "", "stream direction: up (client sends) or down (server sends)")
 	mtu := fs.Int("mtu", 1500, "underlay MTU")
 	repeat := fs.Int("repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
@@ -161,8 +165,20 @@ func cmdRun(args []string) error {
 	if *duration != 0 {
 		params.Duration = *duration
 	}
-	if *msgSize != 0 {
-		params.MessageSize = *msgSize
+	sizes, err := positiveInts("message-size", *msgSize, "64,1024,65536")
+	if err != nil {
+		return err
+	}
+	msgSizes := st.MessageSizes
+	switch {
+	case len(sizes) == 1:
+		params.MessageSize, msgSizes = sizes[0], nil
+	case len(sizes) > 1:
+		msgSizes = sizes
+	}
+	pods, err := positiveInts("pods", *a2aPods, "2,4,8")
+	if err != nil {
+		return err
 	}
 	if *direction != "" {
 		params.Direction = *direction
@@ -187,6 +203,18 @@ func cmdRun(args []string) error {
 		Lab:         lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24"), ModeOptions: modeOpts},
 		Repeat:      cmp.Or(*repeat, st.Rounds),
 		StartupPods: *startupPods,
+
+		MessageSizes: msgSizes,
+		Parallel:     cmp.Or(*parallel, st.Parallel),
+		Neighbours:   cmp.Or(*neighbours, st.Neighbours),
+		AllToAllPods: pods,
+		Spreads:      splitList(*spreads),
+	}
+	if len(plan.AllToAllPods) == 0 {
+		plan.AllToAllPods = st.AllToAllPods
+	}
+	if len(plan.Spreads) == 0 {
+		plan.Spreads = st.Spreads
 	}
 	if err := applyServices(&plan, st, *lbs, *svcCounts, *networks != ""); err != nil {
 		return err
@@ -311,8 +339,8 @@ func resultsPath(out string) (string, error) {
 // zero that would mean "the default" (--duration 0, --repeat 0).
 func explicitValues(fs *flag.FlagSet) error {
 	lists := map[string]string{"networks": "host,vxlan", "workloads": "tcp_rr,tcp_stream", "placement": "cross-host",
-		"lb": "iptables,ebpf-socket", "services": "1,10000", "pin": "0,1", "mode-opt": "key=value"}
-	zeros := map[string]string{"duration": "5s", "message-size": "1024", "repeat": "3", "startup-pods": "10", "mtu": "1500"}
+		"lb": "iptables,ebpf-socket", "services": "1,10000", "pin": "0,1", "pods": "2,4,8", "spread": "balanced", "neighbours": "busy:5", "mode-opt": "key=value"}
+	zeros := map[string]string{"duration": "5s", "message-size": "1024", "repeat": "3", "startup-pods": "10", "parallel": "4", "mtu": "1500"}
 	var err error
 	fs.Visit(func(f *flag.Flag) {
 		if err != nil {
@@ -327,6 +355,20 @@ func explicitValues(fs *flag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// positiveInts parses a comma-separated list of positive numbers given
+// to --name ("" is none).
+func positiveInts(name, s, eg string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("--%s %q: %s must be positive numbers, e.g. --%s %s", name, f, strings.ReplaceAll(name, "-", " "), name, eg)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func partial(n int, path string) string {

@@ -163,6 +163,9 @@ func Table(w io.Writer, run *result.Run) {
 		fmt.Fprintln(w, SaturationNote)
 	}
 	Services(w, run)
+	Sizes(w, run)
+	Flows(w, run)
+	Neighbours(w, run)
 	for _, s := range run.Skipped {
 		what := s.Network
 		if s.Placement != "" {

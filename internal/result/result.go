@@ -134,6 +134,13 @@ type Result struct {
 	Error     string         `json:"error,omitempty"`
 	Round     int            `json:"round,omitempty"` // 1-based round of an interleaved run
 	Backend   string         `json:"backend,omitempty"`
+	// Flows are each flow's figures when several ran at once (--parallel);
+	// Metrics is then their aggregate.
+	Flows []Metrics `json:"flows,omitempty"`
+	// VsQuiet compares a result measured beside noisy neighbours with the
+	// same cell measured without them, paired by round: the ratio of the
+	// main figure, its interval and verdict (set once every round ran).
+	VsQuiet *Comparison `json:"vs_quiet,omitempty"`
 }
 
 // Metrics holds the figures of a result. A metric that does not apply to a
