@@ -51,7 +51,13 @@ struct config {
 	__u32 underlay_ifindex;
 	__be32 pod_net;  // the cluster pod network, network order
 	__be32 pod_mask;
+	__u32 flags;     // CFG_*
 };
+
+// CFG_LOCAL_BACKLOG: deliver to a local pod through its veth's transmit
+// (bpf_redirect to the host side: the packet crosses the veth and the CPU
+// backlog into the pod, as the bridge's does) instead of bpf_redirect_peer.
+#define CFG_LOCAL_BACKLOG 1
 
 enum {
 	STAT_LOCAL = 0,  // redirected into a pod on this host
@@ -114,11 +120,13 @@ static __always_inline struct ipv4 *parse(struct __sk_buff *skb)
 	return ip;
 }
 
-static __always_inline int deliver(struct __sk_buff *skb, struct endpoint *ep)
+static __always_inline int deliver(struct __sk_buff *skb, struct endpoint *ep, int backlog)
 {
 	if (bpf_skb_store_bytes(skb, 0, ep->mac, 12, 0) < 0)
 		return TC_ACT_OK;
 	count(STAT_LOCAL);
+	if (backlog)
+		return bpf_redirect(ep->ifindex, 0);
 	return bpf_redirect_peer(ep->ifindex, 0);
 }
 
@@ -132,14 +140,14 @@ int from_container(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	__be32 dst = ip->daddr;
 	__u8 ttl = ip->ttl, proto = ip->proto;
+	__u32 zero = 0;
+	struct config *cfg = bpf_map_lookup_elem(&config_map, &zero);
 	struct endpoint *ep = bpf_map_lookup_elem(&endpoints, &dst);
 	if (ep) {
 		if (dec_ttl(skb, ttl, proto) < 0)
 			goto pass;
-		return deliver(skb, ep);
+		return deliver(skb, ep, cfg && (cfg->flags & CFG_LOCAL_BACKLOG));
 	}
-	__u32 zero = 0;
-	struct config *cfg = bpf_map_lookup_elem(&config_map, &zero);
 	if (!cfg || cfg->underlay_ifindex == 0 || (dst & cfg->pod_mask) != cfg->pod_net)
 		goto pass;
 	if (dec_ttl(skb, ttl, proto) < 0)
@@ -164,7 +172,7 @@ int from_netdev(struct __sk_buff *skb)
 	struct endpoint *ep = bpf_map_lookup_elem(&endpoints, &dst);
 	if (!ep || dec_ttl(skb, ttl, proto) < 0)
 		return TC_ACT_OK;
-	return deliver(skb, ep);
+	return deliver(skb, ep, 0);
 }
 
 char __license[] SEC("license") = "Dual BSD/GPL";

@@ -18,6 +18,7 @@ type datapathConfig struct {
 	UnderlayIfindex uint32
 	PodNet          uint32
 	PodMask         uint32
+	Flags           uint32
 }
 
 type datapathEndpoint struct {

@@ -84,8 +84,34 @@ func (Mode) Placements() []netmode.Placement {
 	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
 }
 
-// Options implements netmode.Mode: none of its own.
-func (Mode) Options() []option.Spec { return nil }
+// Options implements netmode.Mode.
+func (Mode) Options() []option.Spec {
+	return []option.Spec{
+		{Name: "local", Kind: option.Enum, Values: []string{LocalPeer, LocalVeth}, Default: LocalPeer,
+			Help: "same-host delivery: peer = bpf_redirect_peer into the pod (Cilium's BPF host routing); veth = bpf_redirect out of the pod's host veth, through the CPU backlog (Cilium's legacy host routing)"},
+	}
+}
+
+// The values of option local.
+const (
+	LocalPeer = "peer"
+	LocalVeth = "veth"
+)
+
+// flagLocalBacklog is CFG_LOCAL_BACKLOG in datapath.c.
+const flagLocalBacklog = 1
+
+// configFlags reads the mode options into the config map's flags.
+func configFlags(c *lab.Config) (uint32, error) {
+	switch v := c.ModeOpt("local", LocalPeer); v {
+	case LocalPeer:
+		return 0, nil
+	case LocalVeth:
+		return flagLocalBacklog, nil
+	default:
+		return 0, fmt.Errorf("ebpf: option local=%q: want %s or %s", v, LocalPeer, LocalVeth)
+	}
+}
 
 // Requires implements netmode.Mode.
 func (Mode) Requires() netmode.Requirements {
@@ -121,6 +147,9 @@ func HostVeth(pod string) string { return "lxc" + pod }
 // Setup implements netmode.Mode: routes to the other hosts' pod blocks, and
 // the programs on every host's underlay NIC.
 func (m Mode) Setup(ctx context.Context, l *lab.Lab) error {
+	if _, err := configFlags(&l.Cfg); err != nil {
+		return err
+	}
 	for _, h := range l.Hosts {
 		for _, r := range l.Hosts {
 			if r == h {
@@ -289,7 +318,11 @@ func (k *kernelDP) setupHost(_ context.Context, l *lab.Lab, h *lab.Host) error {
 	if err != nil {
 		return err
 	}
-	cfg := datapathConfig{UnderlayIfindex: uint32(idx), PodNet: be32(l.Cfg.PodNet.Masked().Addr()), PodMask: mask(l.Cfg.PodNet.Bits())}
+	flags, err := configFlags(&l.Cfg)
+	if err != nil {
+		return err
+	}
+	cfg := datapathConfig{UnderlayIfindex: uint32(idx), PodNet: be32(l.Cfg.PodNet.Masked().Addr()), PodMask: mask(l.Cfg.PodNet.Bits()), Flags: flags}
 	return d.objs.ConfigMap.Put(uint32(0), cfg)
 }
 

@@ -2,11 +2,13 @@ package ebpf
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +30,11 @@ func (r *recordDP) note(format string, a ...any) {
 }
 
 func (r *recordDP) setupHost(_ context.Context, l *lab.Lab, h *lab.Host) error {
-	r.note("%s: load datapath, attach from_netdev tcx ingress %s, config pod_net %s", h.NetNS, h.Dev, l.Cfg.PodNet)
+	flags, err := configFlags(&l.Cfg)
+	if err != nil {
+		return err
+	}
+	r.note("%s: load datapath, attach from_netdev tcx ingress %s, config pod_net %s flags %d (local=%s)", h.NetNS, h.Dev, l.Cfg.PodNet, flags, l.Cfg.ModeOpt("local", LocalPeer))
 	return nil
 }
 
@@ -60,6 +66,29 @@ func TestGolden(t *testing.T) {
 	labtest.GoldenMode(t, Mode{dp: &recordDP{rec}}, nil, rec, "ebpf")
 }
 
+// TestGoldenLocalVeth: with local=veth only the datapath's flags differ.
+func TestGoldenLocalVeth(t *testing.T) {
+	rec := &lab.Recorder{}
+	labtest.GoldenMode(t, Mode{dp: &recordDP{rec}}, map[string]string{"local": LocalVeth}, rec, "ebpf-local-veth")
+}
+
+func TestLocalOption(t *testing.T) {
+	for _, tc := range []struct {
+		v       string
+		flags   uint32
+		wantErr bool
+	}{{"", 0, false}, {LocalPeer, 0, false}, {LocalVeth, flagLocalBacklog, false}, {"bridge", 0, true}} {
+		c := lab.Config{ModeOptions: map[string]string{}}
+		if tc.v != "" {
+			c.ModeOptions["local"] = tc.v
+		}
+		f, err := configFlags(&c)
+		if (err != nil) != tc.wantErr || f != tc.flags {
+			t.Errorf("local=%q: flags %d, err %v; want %d, error %v", tc.v, f, err, tc.flags, tc.wantErr)
+		}
+	}
+}
+
 func TestByteOrder(t *testing.T) {
 	l, _ := lab.New(lab.Config{ID: "x", NoStateDirs: true})
 	ip := l.Hosts[0].PodGateway()
@@ -79,7 +108,9 @@ func TestEndToEnd(t *testing.T) {
 }
 
 // TestDatapath checks that pod traffic really takes the BPF path (the
-// programs' counters move) and that teardown unloads every program.
+// programs' counters move), that same-host delivery goes the way option
+// local says (through the destination's host veth, or past it with
+// redirect_peer) and that teardown unloads every program.
 func TestDatapath(t *testing.T) {
 	labtest.NeedRoot(t)
 	if err := netmode.Check(Mode{}); err != nil {
@@ -88,7 +119,13 @@ func TestDatapath(t *testing.T) {
 	if err := Probe(); err != nil {
 		t.Skip(err)
 	}
-	l, err := lab.New(lab.Config{ID: "t" + lab.NewID()})
+	for _, local := range []string{LocalPeer, LocalVeth} {
+		t.Run(local, func(t *testing.T) { testDatapath(t, local) })
+	}
+}
+
+func testDatapath(t *testing.T, local string) {
+	l, err := lab.New(lab.Config{ID: "t" + lab.NewID(), ModeOptions: map[string]string{"local": local}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,10 +150,21 @@ func TestDatapath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	txBefore := txPackets(t, l.Hosts[0].NetNS, HostVeth("s1"))
 	for _, to := range []*lab.Pod{s1, s2} {
-		if err := exchange(c1, to, 3); err != nil {
+		if err := exchange(c1, to, 20); err != nil {
 			t.Fatalf("%s -> %s: %v", c1.Name, to.Name, err)
 		}
+	}
+	// c1 -> s1 sends at least 20 messages; through the veth they are
+	// transmitted by lxcs1, with redirect_peer lxcs1 never sees them (a few
+	// of the kernel's own IPv6 packets may leave it meanwhile)
+	tx := txPackets(t, l.Hosts[0].NetNS, HostVeth("s1")) - txBefore
+	if local == LocalVeth && tx < 20 {
+		t.Errorf("local=veth: %s transmitted %d packets, want >= 20", HostVeth("s1"), tx)
+	}
+	if local == LocalPeer && tx > 5 {
+		t.Errorf("local=peer: %s transmitted %d packets, want none of the connection's", HostVeth("s1"), tx)
 	}
 	local1, remote1, _, err := m.Stats(l, l.Hosts[0])
 	if err != nil {
@@ -165,6 +213,26 @@ func TestDatapath(t *testing.T) {
 			t.Errorf("/sys/fs/bpf/%s left behind", e.Name())
 		}
 	}
+}
+
+// txPackets is the transmit packet counter of dev in namespace ns.
+func txPackets(t *testing.T, ns, dev string) uint64 {
+	t.Helper()
+	out, err := exec.Command("ip", "-n", ns, "-j", "-s", "link", "show", "dev", dev).Output()
+	if err != nil {
+		t.Fatalf("ip -n %s -s link show %s: %v", ns, dev, err)
+	}
+	var links []struct {
+		Stats struct {
+			TX struct {
+				Packets uint64 `json:"packets"`
+			} `json:"tx"`
+		} `json:"stats64"`
+	}
+	if err := json.Unmarshal(out, &links); err != nil || len(links) != 1 {
+		t.Fatalf("ip -s link show %s: %v in %s", dev, err, out)
+	}
+	return links[0].Stats.TX.Packets
 }
 
 // exchange opens a TCP connection from pod from to pod to (sockets made
