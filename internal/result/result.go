@@ -31,6 +31,11 @@ type Run struct {
 	// each finished cell) or one cut short: the results in it are final,
 	// the ones after them were never measured.
 	Incomplete bool `json:"incomplete,omitempty"`
+	// CellsPlanned and CellsDone count the cell runs (a cell once per
+	// round) the run was to measure and finished, so that an incomplete
+	// run says how much of it there is.
+	CellsPlanned int `json:"cells_planned,omitempty"`
+	CellsDone    int `json:"cells_done,omitempty"`
 	// Summaries are per cell and headline figure: the median over rounds
 	// with its confidence interval, and the ratio to the baseline with a
 	// significance verdict.
