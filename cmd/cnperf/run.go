@@ -164,6 +164,9 @@ func cmdRun(args []string) error {
 	}
 	if *direction != "" {
 		params.Direction = *direction
+		if err := directionApplies(wls); err != nil {
+			return err
+		}
 	}
 	merged := map[string]string{}
 	for k, v := range st.Params.Extra {
@@ -225,6 +228,12 @@ func cmdRun(args []string) error {
 			return firstErr
 		}
 	}
+	// before the results folder is made: a bad value leaves nothing
+	release, held, err := holdCPULatency(*cpuLatency, plan.Log)
+	if err != nil {
+		return err
+	}
+	defer release()
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -242,11 +251,6 @@ func cmdRun(args []string) error {
 		Schema: result.Schema, Version: version, StartedAt: time.Now().UTC(),
 		Command: os.Args, Environment: result.CaptureHost(),
 	}
-	release, held, err := holdCPULatency(*cpuLatency, plan.Log)
-	if err != nil {
-		return err
-	}
-	defer release()
 	run.Environment.CPULatencyUs = held
 	run.Environment.Tools = toolVersions()
 	execErr := runner.Execute(ctx, plan, run)
@@ -315,11 +319,31 @@ func explicitValues(fs *flag.FlagSet) error {
 		if eg, ok := lists[f.Name]; ok && f.Name != "mode-opt" && len(splitList(v)) == 0 {
 			err = fmt.Errorf("--%s %q names nothing; give at least one, e.g. --%s %s, or leave it out for the default", f.Name, v, f.Name, eg)
 		}
+		if _, isList := lists[f.Name]; !isList && f.Name != "mode-opt" && strings.TrimSpace(v) == "" {
+			err = fmt.Errorf("--%s %q is empty; give a value (see `cnperf run -h`) or leave it out for the default", f.Name, v)
+		}
 		if eg, ok := zeros[f.Name]; ok && (v == "0" || v == "0s") {
 			err = fmt.Errorf("--%s 0: use a positive value, e.g. --%s %s, or leave it out for the default", f.Name, f.Name, eg)
 		}
 	})
 	return err
+}
+
+// directionApplies refuses --direction when no selected workload has one
+// (it would be silently ignored), naming those that do.
+func directionApplies(wls []string) error {
+	for _, n := range wls {
+		if w, err := workload.Get(n); err == nil && workload.IsBulk(w) {
+			return nil
+		}
+	}
+	var takers []string
+	for _, n := range workload.Names() {
+		if w, _ := workload.Get(n); workload.IsBulk(w) {
+			takers = append(takers, n)
+		}
+	}
+	return fmt.Errorf("--direction applies to %s; select one of them or drop --direction", strings.Join(takers, ", "))
 }
 
 func partial(n int, path string) string {

@@ -5,9 +5,12 @@ package result
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -262,14 +265,30 @@ func (r *Run) WriteAtomic(path string) error {
 func Read(path string) (*Run, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
+		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+			return nil, fmt.Errorf("%s is a folder; name a results file in it (a .json written by `cnperf run`)", path)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file; name a results file written by `cnperf run` (e.g. cnperf-results/run-....json)", path)
+		}
 		return nil, err
 	}
+	return Parse(path, b)
+}
+
+// Parse decodes a run file's bytes (path names it in errors) and checks
+// its schema.
+func Parse(path string, b []byte) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a cnperf result: %w", path, err)
+		return nil, fmt.Errorf("%s: not a cnperf results file (%v); name a file written by `cnperf run`", path, oneLine(err.Error()))
 	}
 	if r.Schema != Schema {
-		return nil, fmt.Errorf("%s: schema %q, this cnperf reads %q", path, r.Schema, Schema)
+		return nil, fmt.Errorf("%s: schema %q, this cnperf reads %q; read it with the cnperf that wrote it", path, r.Schema, Schema)
 	}
 	return &r, nil
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
