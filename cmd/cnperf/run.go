@@ -97,7 +97,19 @@ func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, 
 	return cases, nil
 }
 
-func cmdRun(args []string) error {
+// runSetup is what `cnperf run`'s flags ask for: the plan, checked, and
+// the flags used after it is made.
+type runSetup struct {
+	plan       runner.Plan
+	networks   string // --networks as given
+	out        string
+	cpuLatency string
+	quiet      bool
+}
+
+// parseRun turns `cnperf run`'s arguments into a checked plan. It builds
+// and writes nothing.
+func parseRun(args []string) (*runSetup, error) {
 	fs := newFlags("run")
 	suiteName := fs.String("suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
 	networks := fs.String("networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
@@ -136,19 +148,19 @@ func cmdRun(args []string) error {
 		extra[f.Name] = fs.String(f.Name, "", f.Usage)
 	}
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	if err := explicitValues(fs); err != nil {
-		return err
+		return nil, err
 	}
 	st, err := suite.Get(*suiteName)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cases := st.Cases
 	if *networks != "" || *placement != "" {
 		if cases, err = buildCases(splitList(*networks), splitList(*placement), *noBaseline); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	wls := st.Workloads
@@ -165,7 +177,7 @@ func cmdRun(args []string) error {
 	if *direction != "" {
 		params.Direction = *direction
 		if err := directionApplies(wls); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	merged := map[string]string{}
@@ -190,31 +202,40 @@ func cmdRun(args []string) error {
 		StartupPods: *startupPods,
 	}
 	if err := applyServices(&plan, st, *lbs, *svcCounts, *networks != ""); err != nil {
-		return err
-	}
-	if !*quiet {
-		plan.Log = os.Stderr
+		return nil, err
 	}
 	for _, f := range splitList(*pin) {
 		n, err := strconv.Atoi(f)
 		if err != nil {
-			return fmt.Errorf("--pin %q: want two CPU numbers, e.g. --pin 0,1", *pin)
+			return nil, fmt.Errorf("--pin %q: want two CPU numbers, e.g. --pin 0,1", *pin)
 		}
 		plan.Pin = append(plan.Pin, n)
 	}
 	if err := plan.Validate(); err != nil {
+		return nil, err
+	}
+	return &runSetup{plan: plan, networks: *networks, out: *out, cpuLatency: *cpuLatency, quiet: *quiet}, nil
+}
+
+func cmdRun(args []string) error {
+	setup, err := parseRun(args)
+	if err != nil {
 		return err
+	}
+	plan := setup.plan
+	if !setup.quiet {
+		plan.Log = os.Stderr
 	}
 	if err := preflight(); err != nil {
 		return err
 	}
-	if *networks != "" {
+	if setup.networks != "" {
 		// In a comparison, a network this machine cannot build is skipped
 		// with the reason shown (the runner records it); when none of the
 		// networks the user named can be built, that is an error.
 		var firstErr error
 		buildable := 0
-		for _, n := range splitList(*networks) {
+		for _, n := range splitList(setup.networks) {
 			m, _ := netmode.Get(n)
 			if err := netmode.Check(m); err != nil {
 				if firstErr == nil {
@@ -229,7 +250,7 @@ func cmdRun(args []string) error {
 		}
 	}
 	// before the results folder is made: a bad value leaves nothing
-	release, held, err := holdCPULatency(*cpuLatency, plan.Log)
+	release, held, err := holdCPULatency(setup.cpuLatency, plan.Log)
 	if err != nil {
 		return err
 	}
@@ -239,7 +260,7 @@ func cmdRun(args []string) error {
 		return err
 	}
 	plan.Agent = []string{self, "agent"}
-	path, err := resultsPath(*out)
+	path, err := resultsPath(setup.out)
 	if err != nil {
 		return err
 	}
