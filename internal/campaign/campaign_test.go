@@ -175,6 +175,9 @@ func runTrial(t *testing.T, bin string, tr trial) (outcome string) {
 	}
 	log := stderr.String()
 	t.Logf("%v (lab %s): %s", tr, id, outcome)
+	if strings.Contains(log, "panic:") || strings.Contains(log, "goroutine ") {
+		t.Errorf("%v (lab %s): cnperf crashed:\n%s", tr, id, log)
+	}
 	if tr.sig != syscall.SIGKILL && cut {
 		if left := Leftovers(id); len(left) > 0 {
 			t.Errorf("%v (lab %s): the run did not tear itself down after %v: %s\n%s", tr, id, tr.sig, strings.Join(left, "; "), log)
