@@ -269,7 +269,7 @@ func Read(path string) (*Run, error) {
 			return nil, fmt.Errorf("%s is a folder; name a results file in it (a .json written by `cnperf run`)", path)
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such file; name a results file written by `cnperf run` (e.g. cnperf-results/run-....json)", path)
+			return nil, notExist(path)
 		}
 		return nil, err
 	}
@@ -292,3 +292,12 @@ func Parse(path string, b []byte) (*Run, error) {
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
+
+// notExist is a missing results file: errors.Is(err, fs.ErrNotExist).
+type notExist string
+
+func (p notExist) Error() string {
+	return string(p) + ": no such file; name a results file written by `cnperf run` (e.g. cnperf-results/run-....json)"
+}
+
+func (notExist) Unwrap() error { return fs.ErrNotExist }
