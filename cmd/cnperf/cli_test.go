@@ -64,65 +64,163 @@ func TestBuildCases(t *testing.T) {
 
 func cnperf(t *testing.T) string { return labtest.AgentBinary(t) }
 
-// TestBadInput checks that bad input gives one line naming the problem, a
-// non-zero exit, and leaves nothing behind.
+// badInputs are the bad inputs of the adversarial probe of issue 11 (the
+// defects it found, marked, and the ones it found already handled) and
+// more: each must fail with one line on stderr naming the problem (want)
+// and leave nothing behind. OUT in an argument is replaced by a path in
+// the case's own empty folder, which must stay empty.
+var badInputs = []struct {
+	args []string
+	want string
+}{
+	// unknown or malformed names and values
+	{[]string{"run", "--networks", "nope"}, "unknown network"},
+	{[]string{"run", "--workloads", "tcp_nope"}, "unknown workload"},
+	{[]string{"run", "--placement", "far"}, "unknown placement"},
+	{[]string{"run", "--lb", "nope"}, "unknown load balancer"},
+	{[]string{"run", "--suite", "nope"}, "unknown suite"},
+	{[]string{"run", "--networks", "bridge", "--placement", "cross-host"}, "single-host"},
+	{[]string{"run", "--networks", "none", "--placement", "cross-host"}, "loopback only"},
+	{[]string{"run", "--duration", "fast"}, "invalid value"},
+	{[]string{"run", "--duration", "-1s"}, "out of range"},
+	{[]string{"run", "--duration", "100h"}, "at most 1h"},
+	{[]string{"run", "--message-size", "-3"}, "message size"},
+	{[]string{"run", "--message-size", "big"}, "invalid value"},
+	{[]string{"run", "--mtu", "99"}, "MTU"},
+	{[]string{"run", "--mtu", "100000"}, "MTU"},
+	{[]string{"run", "--repeat", "-1"}, "use 1 to"},
+	{[]string{"run", "--repeat", "1000000"}, "use 1 to"},
+	{[]string{"run", "--direction", "sideways"}, "direction"},
+	{[]string{"run", "--cpu-latency", "abc"}, "microseconds, off or auto"},
+	{[]string{"run", "--pin", "x"}, "two CPU numbers"},
+	{[]string{"run", "--pin", "0,1,2"}, "two CPUs"},
+	{[]string{"run", "--pin", "99,100"}, "cannot pin to CPU 99"},
+	{[]string{"run", "--mode-opt", "novalue"}, "use key=value"},
+	{[]string{"run", "--mode-opt", "=1"}, "use key=value"},
+	{[]string{"run", "--services", "10"}, "--services needs --lb"},
+	{[]string{"run", "--lb", "iptables", "--services", "0"}, "use 1 to"},
+	{[]string{"run", "--lb", "iptables", "--services", "-1"}, "use 1 to"},
+	{[]string{"run", "--lb", "iptables", "--services", "abc"}, "use numbers"},
+	{[]string{"run", "--workloads", "startup", "--startup-pods", "-5"}, "use 1 to 1000"},
+	{[]string{"run", "--bogus"}, "not defined"},
+	{[]string{"run", "extra"}, "unexpected argument"},
+	{[]string{"run", "--networks", "host", "RUNID=a/b"}, "letters and digits"},
+	{[]string{"run", "--networks", "host", "RUNID=../x"}, "letters and digits"},
+	// issue 11, defect 2: nothing to do is an error
+	{[]string{"run", "--networks", ","}, "names nothing"},
+	{[]string{"run", "--workloads", " , "}, "names nothing"},
+	{[]string{"run", "--placement", ","}, "names nothing"},
+	{[]string{"run", "--lb", ","}, "names nothing"},
+	// issue 11, defect 3: options that do not apply are errors naming what they apply to
+	{[]string{"run", "--networks", "host-gw", "--mode-opt", "bogus=1"}, `no network takes "bogus"`},
+	{[]string{"run", "--networks", "vxlan", "--mode-opt", "encrypt=aes-gcm"}, "it is an option of weave"},
+	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--rate", "100"}, "--rate applies to"},
+	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--direction", "up"}, "--direction applies to"},
+	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--startup-pods", "5"}, "--startup-pods applies to startup"},
+	{[]string{"run", "--startup-pods", "-5"}, "--startup-pods applies to startup"},
+	// issue 11, defect 4: results checked before anything is built; ids bounded
+	{[]string{"run", "--networks", "host", "--out", "/nonexistent/dir/x.json"}, "does not exist; create it first"},
+	{[]string{"run", "--networks", "host", "--out", "/proc/version"}, "cannot write results under /proc"},
+	{[]string{"run", "--networks", "host", "--out", "/tmp"}, "not a regular file"},
+	{[]string{"run", "--networks", "host", "--out", "OUT/no/such/dir/r.json"}, "does not exist; create it first"},
+	{[]string{"run", "--networks", "host", "--out", ""}, "is empty"},
+	{[]string{"run", "--networks", "host", "RUNID=" + strings.Repeat("a", 200)}, "use at most 24"},
+	// issue 11, defect 5: a zero that would silently mean the default
+	{[]string{"run", "--duration", "0"}, "--duration 0: use a positive value"},
+	{[]string{"run", "--repeat", "0"}, "--repeat 0: use a positive value"},
+	{[]string{"run", "--message-size", "0"}, "--message-size 0: use a positive value"},
+	{[]string{"run", "--startup-pods", "0"}, "--startup-pods 0: use a positive value"},
+	{[]string{"run", "--suite", ""}, "is empty"},
+	{[]string{"run", "--rate", ""}, "is empty"},
+	// other commands
+	{[]string{"frobnicate"}, "unknown command"},
+	{[]string{"report"}, "name a results file"},
+	{[]string{"report", "/nonexistent.json"}, "no such file; name a results file"},
+	{[]string{"report", "/etc"}, "is a folder; name a results file"},
+	{[]string{"report", "/etc/passwd"}, "not a cnperf results file"},
+	{[]string{"report", "a", "b"}, "unexpected argument"},
+	{[]string{"report", "--bogus"}, "not defined"},
+	{[]string{"report", "../../internal/report/testdata/reference.json", "--ratio", "tcp_rr"}, "want two workloads as A:B"},
+	{[]string{"compare"}, "want two results files"},
+	{[]string{"compare", "/etc/passwd"}, "want two results files"},
+	{[]string{"compare", "/etc/passwd", "/etc/passwd"}, "not a cnperf results file"},
+	{[]string{"clean", "--bogus"}, "not defined"},
+	{[]string{"clean", "extra"}, "unexpected argument"},
+	{[]string{"networks", "--bogus"}, "not defined"},
+	{[]string{"workloads", "extra"}, "unexpected argument"},
+	{[]string{"suites", "extra"}, "unexpected argument"},
+	{[]string{"version", "extra"}, "unexpected argument"},
+	{[]string{"lab", "--network", "nope"}, "unknown network"},
+	{[]string{"load", "pace"}, "name the rates"},
+	{[]string{"load", "pace", "--rate", "10k"}, "positive whole numbers"},
+	{[]string{"load", "pace", "--rate", "1000", "--threads", "0"}, "must be positive"},
+	{[]string{"load", "serve"}, "name the server"},
+	{[]string{"load", "serve", "nope"}, "use http, tcp or nginx"},
+}
+
+// fixHint is how a message names its fix: what to use, give, choose,
+// select, drop, create, install, see, or an example.
+var fixHint = regexp.MustCompile(`(?i)(\b(use|give|choose|select|drop|create|install|see|name|leave it out|lists?|want|must be|at most|letters and digits|run it as|appl(y|ies)|read it with)\b|e\.g\.)`)
+
+// TestBadInput checks that bad input gives a non-zero exit, one line on
+// stderr naming the problem and its fix, and leaves nothing behind: no
+// namespace, no state folder, no results file or folder.
 func TestBadInput(t *testing.T) {
 	bin := cnperf(t)
-	cases := []struct {
-		args []string
-		want string
-	}{
-		{[]string{"run", "--networks", "nope"}, "unknown network"},
-		{[]string{"run", "--workloads", "tcp_nope"}, "unknown workload"},
-		{[]string{"run", "--networks", "bridge", "--placement", "cross-host"}, "single-host"},
-		{[]string{"run", "--networks", "none", "--placement", "cross-host"}, "loopback only"},
-		{[]string{"run", "--duration", "fast"}, "invalid value"},
-		{[]string{"run", "--message-size", "-3"}, "message size"},
-		{[]string{"run", "--mtu", "99"}, "MTU"},
-		{[]string{"run", "--bogus"}, "not defined"},
-		{[]string{"run", "extra"}, "unexpected argument"},
-		{[]string{"run", "--suite", "nope"}, "unknown suite"},
-		{[]string{"frobnicate"}, "unknown command"},
-		{[]string{"load", "pace"}, "name the rates"},
-		{[]string{"load", "pace", "--rate", "10k"}, "positive whole numbers"},
-		{[]string{"load", "pace", "--rate", "1000", "--threads", "0"}, "must be positive"},
-		// found by the adversarial probe (issue 11)
-		{[]string{"run", "--networks", ","}, "names nothing"},
-		{[]string{"run", "--workloads", " , "}, "names nothing"},
-		{[]string{"run", "--duration", "0"}, "--duration 0: use a positive value"},
-		{[]string{"run", "--repeat", "0"}, "--repeat 0: use a positive value"},
-		{[]string{"run", "--message-size", "0"}, "--message-size 0: use a positive value"},
-		{[]string{"run", "--networks", "host", "--out", "/nonexistent/dir/x.json"}, "does not exist; create it first"},
-		{[]string{"run", "--networks", "host", "--out", "/proc/version"}, "cannot write results under /proc"},
-		{[]string{"run", "--networks", "host", "--out", "/tmp"}, "not a regular file"},
-		{[]string{"run", "--networks", "host", "RUNID=" + strings.Repeat("a", 200)}, "use at most 24"},
-	}
-	for i, c := range cases {
+	for i, c := range badInputs {
 		id := fmt.Sprintf("bad%d%s", i, lab.NewID())
-		if last := c.args[len(c.args)-1]; strings.HasPrefix(last, "RUNID=") {
+		args := append([]string(nil), c.args...)
+		if last := args[len(args)-1]; strings.HasPrefix(last, "RUNID=") {
 			id = strings.TrimPrefix(last, "RUNID=")
-			c.args = c.args[:len(c.args)-1]
+			args = args[:len(args)-1]
 		}
-		cmd := exec.Command(bin, c.args...)
+		dir := t.TempDir()
+		for j, a := range args {
+			args[j] = strings.Replace(a, "OUT", dir, 1)
+			if strings.HasPrefix(a, "../") {
+				args[j], _ = filepath.Abs(a)
+			}
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir // where a default results folder would appear
 		cmd.Env = append(os.Environ(), "CNPERF_RUN_ID="+id)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
 		if err == nil {
-			t.Errorf("%v: exit 0, want failure", c.args)
+			t.Errorf("%q: exit 0, want failure", c.args)
 			continue
 		}
-		msg := strings.TrimSpace(stderr.String())
-		if strings.Count(msg, "\n") > 0 || !strings.Contains(msg, c.want) {
-			t.Errorf("%v: stderr %q, want one line containing %q", c.args, msg, c.want)
+		msg := strings.TrimRight(stderr.String(), "\n")
+		if strings.Contains(msg, "\n") || !strings.Contains(msg, c.want) {
+			t.Errorf("%q: stderr %q, want one line containing %q", c.args, msg, c.want)
 		}
-		if strings.Contains(namespaces(), "cnperf-"+id) {
-			t.Errorf("%v left namespaces behind: %s", c.args, namespaces())
+		if !fixHint.MatchString(msg) {
+			t.Errorf("%q: %q names no fix", c.args, msg)
 		}
-		if _, err := os.Stat("/nonexistent"); err == nil {
-			t.Errorf("%v created /nonexistent", c.args)
+		if left := leftBehind(id, dir); left != "" {
+			t.Errorf("%q left %s behind", c.args, left)
 		}
 	}
+}
+
+// leftBehind names what a run with id left: namespaces, a state folder,
+// files in its folder, /nonexistent.
+func leftBehind(id, dir string) string {
+	var left []string
+	if ns := namespaces(); strings.Contains(ns, "cnperf-"+id+"-") || strings.Contains(ns, "cnperf-"+id+"s") {
+		left = append(left, "namespaces "+ns)
+	}
+	if _, err := os.Stat(filepath.Join(lab.StateRoot, id)); err == nil && id != "" && !strings.Contains(id, "/") {
+		left = append(left, "state folder "+filepath.Join(lab.StateRoot, id))
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		left = append(left, fmt.Sprintf("%d files in its folder (%s...)", len(ents), ents[0].Name()))
+	}
+	if _, err := os.Stat("/nonexistent"); err == nil {
+		left = append(left, "/nonexistent")
+	}
+	return strings.Join(left, ", ")
 }
 
 func TestNotRoot(t *testing.T) {

@@ -38,7 +38,7 @@ func init() {
 		{"clean", "remove what killed runs left behind (namespaces, processes, state)", cmdClean},
 		{"agent", "(internal) the in-pod agent the coordinator drives", cmdAgent},
 		{"tund", "(internal) the user-space tunnel daemon of flannel-udp and weave", cmdTund},
-		{"version", "print the version", func([]string) error { fmt.Println("cnperf", version); return nil }},
+		{"version", "print the version", cmdVersion},
 	}
 }
 
@@ -109,5 +109,13 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q; flags start with --, see `%s -h`", fs.Arg(0), fs.Name())
 	}
+	return nil
+}
+
+func cmdVersion(args []string) error {
+	if err := parseFlags(newFlags("version"), args); err != nil {
+		return err
+	}
+	fmt.Println("cnperf", version)
 	return nil
 }

@@ -234,3 +234,20 @@ func TestReportHTMLAndCSV(t *testing.T) {
 		}
 	}
 }
+
+// TestReportIncomplete: `cnperf report` on the file a killed run left
+// says first, in one line, that the run is incomplete and how much of it
+// there is.
+func TestReportIncomplete(t *testing.T) {
+	out, err := stdout(t, func() error { return cmdReport([]string{filepath.Join(runFiles, "incomplete.json")}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(out, "\n")
+	if !strings.HasPrefix(first, "incomplete run: 5 of 12 cells finished") {
+		t.Errorf("first line %q, want it to say the run is incomplete, 5 of 12 cells", first)
+	}
+	if n := strings.Count(out, "incomplete"); n != 1 {
+		t.Errorf("%d mentions of incomplete, want one line:\n%s", n, out)
+	}
+}

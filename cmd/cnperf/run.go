@@ -97,7 +97,20 @@ func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, 
 	return cases, nil
 }
 
-func cmdRun(args []string) error {
+// runSetup is what `cnperf run`'s flags ask for: the plan, checked, and
+// the flags used after it is made.
+type runSetup struct {
+	plan       runner.Plan
+	networks   string // --networks as given
+	out        string
+	html, csv  string // --html, --csv
+	cpuLatency string
+	quiet      bool
+}
+
+// parseRun turns `cnperf run`'s arguments into a checked plan. It builds
+// and writes nothing.
+func parseRun(args []string) (*runSetup, error) {
 	fs := newFlags("run")
 	suiteName := fs.String("suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
 	networks := fs.String("networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
@@ -142,19 +155,19 @@ func cmdRun(args []string) error {
 		extra[f.Name] = fs.String(f.Name, "", f.Usage)
 	}
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	if err := explicitValues(fs); err != nil {
-		return err
+		return nil, err
 	}
 	st, err := suite.Get(*suiteName)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cases := st.Cases
 	if *networks != "" || *placement != "" {
 		if cases, err = buildCases(splitList(*networks), splitList(*placement), *noBaseline); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	wls := st.Workloads
@@ -167,7 +180,7 @@ func cmdRun(args []string) error {
 	}
 	sizes, err := positiveInts("message-size", *msgSize, "64,1024,65536")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	msgSizes := st.MessageSizes
 	switch {
@@ -178,10 +191,13 @@ func cmdRun(args []string) error {
 	}
 	pods, err := positiveInts("pods", *a2aPods, "2,4,8")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if *direction != "" {
 		params.Direction = *direction
+		if err := directionApplies(wls); err != nil {
+			return nil, err
+		}
 	}
 	merged := map[string]string{}
 	for k, v := range st.Params.Extra {
@@ -217,31 +233,40 @@ func cmdRun(args []string) error {
 		plan.Spreads = st.Spreads
 	}
 	if err := applyServices(&plan, st, *lbs, *svcCounts, *networks != ""); err != nil {
-		return err
-	}
-	if !*quiet {
-		plan.Log = os.Stderr
+		return nil, err
 	}
 	for _, f := range splitList(*pin) {
 		n, err := strconv.Atoi(f)
 		if err != nil {
-			return fmt.Errorf("--pin %q: want two CPU numbers, e.g. --pin 0,1", *pin)
+			return nil, fmt.Errorf("--pin %q: want two CPU numbers, e.g. --pin 0,1", *pin)
 		}
 		plan.Pin = append(plan.Pin, n)
 	}
 	if err := plan.Validate(); err != nil {
+		return nil, err
+	}
+	return &runSetup{plan: plan, networks: *networks, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet}, nil
+}
+
+func cmdRun(args []string) error {
+	setup, err := parseRun(args)
+	if err != nil {
 		return err
+	}
+	plan := setup.plan
+	if !setup.quiet {
+		plan.Log = os.Stderr
 	}
 	if err := preflight(); err != nil {
 		return err
 	}
-	if *networks != "" {
+	if setup.networks != "" {
 		// In a comparison, a network this machine cannot build is skipped
 		// with the reason shown (the runner records it); when none of the
 		// networks the user named can be built, that is an error.
 		var firstErr error
 		buildable := 0
-		for _, n := range splitList(*networks) {
+		for _, n := range splitList(setup.networks) {
 			m, _ := netmode.Get(n)
 			if err := netmode.Check(m); err != nil {
 				if firstErr == nil {
@@ -255,18 +280,24 @@ func cmdRun(args []string) error {
 			return firstErr
 		}
 	}
+	// before the results folder is made: a bad value leaves nothing
+	release, held, err := holdCPULatency(setup.cpuLatency, plan.Log)
+	if err != nil {
+		return err
+	}
+	defer release()
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	plan.Agent = []string{self, "agent"}
-	path, err := resultsPath(*out)
+	path, err := resultsPath(setup.out)
 	if err != nil {
 		return err
 	}
 	plan.Out = path
-	if *htmlOut != "" {
-		if err := checkOutFile("--html", *htmlOut); err != nil {
+	if setup.html != "" {
+		if err := checkOutFile("--html", setup.html); err != nil {
 			return err
 		}
 	}
@@ -277,11 +308,6 @@ func cmdRun(args []string) error {
 		Schema: result.Schema, Version: version, StartedAt: time.Now().UTC(),
 		Command: os.Args, Environment: result.CaptureHost(),
 	}
-	release, held, err := holdCPULatency(*cpuLatency, plan.Log)
-	if err != nil {
-		return err
-	}
-	defer release()
 	run.Environment.CPULatencyUs = held
 	run.Environment.Tools = toolVersions()
 	execErr := runner.Execute(ctx, plan, run)
@@ -294,7 +320,7 @@ func cmdRun(args []string) error {
 		fmt.Println()
 		report.Table(os.Stdout, run) // ends with the run's warnings
 		fmt.Printf("\nresults: %s\n", path)
-		if err := writeOutputs(*htmlOut, *csvDir, []report.Input{report.NewInput(path, run)}); err != nil {
+		if err := writeOutputs(setup.html, setup.csv, []report.Input{report.NewInput(path, run)}); err != nil {
 			return err
 		}
 	}
@@ -350,6 +376,9 @@ func explicitValues(fs *flag.FlagSet) error {
 		if eg, ok := lists[f.Name]; ok && f.Name != "mode-opt" && len(splitList(v)) == 0 {
 			err = fmt.Errorf("--%s %q names nothing; give at least one, e.g. --%s %s, or leave it out for the default", f.Name, v, f.Name, eg)
 		}
+		if _, isList := lists[f.Name]; !isList && f.Name != "mode-opt" && strings.TrimSpace(v) == "" {
+			err = fmt.Errorf("--%s %q is empty; give a value (see `cnperf run -h`) or leave it out for the default", f.Name, v)
+		}
 		if eg, ok := zeros[f.Name]; ok && (v == "0" || v == "0s") {
 			err = fmt.Errorf("--%s 0: use a positive value, e.g. --%s %s, or leave it out for the default", f.Name, f.Name, eg)
 		}
@@ -369,6 +398,23 @@ func positiveInts(name, s, eg string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// directionApplies refuses --direction when no selected workload has one
+// (it would be silently ignored), naming those that do.
+func directionApplies(wls []string) error {
+	for _, n := range wls {
+		if w, err := workload.Get(n); err == nil && workload.IsBulk(w) {
+			return nil
+		}
+	}
+	var takers []string
+	for _, n := range workload.Names() {
+		if w, _ := workload.Get(n); workload.IsBulk(w) {
+			takers = append(takers, n)
+		}
+	}
+	return fmt.Errorf("--direction applies to %s; select one of them or drop --direction", strings.Join(takers, ", "))
 }
 
 func partial(n int, path string) string {

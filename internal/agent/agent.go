@@ -7,6 +7,7 @@ package agent
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,8 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,7 +28,7 @@ import (
 
 // Request is one job for an agent.
 type Request struct {
-	Op       string          `json:"op"` // "ping", "serve", "run"
+	Op       string          `json:"op"` // "ping", "stats", "serve", "run"
 	Workload string          `json:"workload,omitempty"`
 	Params   workload.Params `json:"params"`
 	Addr     string          `json:"addr,omitempty"` // run: what to dial
@@ -33,10 +36,58 @@ type Request struct {
 
 // Event is an agent's answer.
 type Event struct {
-	Event  string          `json:"event"` // "pong", "ready", "done", "error"
+	Event  string          `json:"event"` // "pong", "stats", "ready", "done", "error"
 	Report workload.Report `json:"report"`
 	Error  string          `json:"error,omitempty"`
 	PID    int             `json:"pid,omitempty"`
+	Stats  *Stats          `json:"stats,omitempty"`
+}
+
+// Stats is what an agent holds at one moment, for a soak: its resident
+// memory, open file descriptors and goroutines (the one serving the stats
+// request included).
+type Stats struct {
+	RSSBytes   int64 `json:"rss_bytes"`
+	FDs        int   `json:"fds"`
+	Goroutines int   `json:"goroutines"`
+}
+
+// ReadStats reads the calling process's stats from /proc/self.
+func ReadStats() (Stats, error) {
+	st := Stats{Goroutines: runtime.NumGoroutine()}
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return st, err
+	}
+	if st.RSSBytes, err = statusKB(string(b), "VmRSS"); err != nil {
+		return st, err
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return st, err
+	}
+	st.FDs = len(fds) - 1 // the directory being read
+	return st, nil
+}
+
+// statusKB reads a "Key:  N kB" line of /proc/PID/status, in bytes.
+func statusKB(status, key string) (int64, error) {
+	for _, line := range strings.Split(status, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || k != key {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) != 2 || f[1] != "kB" {
+			break
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			break
+		}
+		return n * 1024, nil
+	}
+	return 0, fmt.Errorf("no %s in /proc/self/status", key)
 }
 
 // ParseAddr splits "unix:/path" or "tcp:host:port" into a network and address.
@@ -115,8 +166,17 @@ func handle(ctx context.Context, c net.Conn) {
 		_ = enc.Encode(Event{Event: "error", Error: "bad request: " + err.Error()})
 		return
 	}
-	if req.Op == "ping" {
+	switch req.Op {
+	case "ping":
 		_ = enc.Encode(Event{Event: "pong", PID: os.Getpid()})
+		return
+	case "stats":
+		st, err := ReadStats()
+		if err != nil {
+			_ = enc.Encode(Event{Event: "error", Error: err.Error()})
+			return
+		}
+		_ = enc.Encode(Event{Event: "stats", PID: os.Getpid(), Stats: &st})
 		return
 	}
 	w, err := workload.Get(req.Workload)
@@ -203,6 +263,18 @@ func (c *Client) Wait(ctx context.Context) (int, error) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// Stats asks the agent for its memory, descriptors and goroutines.
+func (c *Client) Stats(ctx context.Context) (Stats, error) {
+	ev, err := c.once(ctx, Request{Op: "stats"})
+	if err != nil {
+		return Stats{}, err
+	}
+	if ev.Event != "stats" || ev.Stats == nil {
+		return Stats{}, fmt.Errorf("agent at %s: stats: %s", c.Addr, cmp.Or(ev.Error, "no answer"))
+	}
+	return *ev.Stats, nil
 }
 
 func (c *Client) once(ctx context.Context, req Request) (Event, error) {

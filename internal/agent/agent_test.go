@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -97,3 +98,35 @@ func TestParseAddr(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestStats(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := "unix:" + filepath.Join(t.TempDir(), "a.sock")
+	go func() { _ = agent.Serve(ctx, addr, 0) }()
+	c, _ := agent.NewClient(addr)
+	if _, err := c.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// this test process is the agent: a few MB, a listener and the test's
+	// files open, the serving goroutines
+	if st.RSSBytes < 1<<20 || st.FDs < 3 || st.Goroutines < 2 {
+		t.Errorf("stats %+v: want some memory, descriptors and goroutines", st)
+	}
+	f, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st2, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st2.FDs != st.FDs+1 {
+		t.Errorf("descriptors %d after opening one more, want %d", st2.FDs, st.FDs+1)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,6 +105,38 @@ type Finisher interface {
 // lists those names with a one-line summary, for `cnperf workloads`.
 type Measurer interface {
 	Measures() map[string]string
+}
+
+// FlagTaker is implemented by an experiment that takes a `cnperf run`
+// flag of its own (the start-up experiment's --startup-pods): a run that
+// sets the flag without selecting the experiment is refused, not run with
+// the flag silently ignored.
+type FlagTaker interface {
+	TakesFlag(name string) bool
+}
+
+// CheckFlag refuses flag name, set by the user, when no experiment of
+// shares takes it, naming what it applies to.
+func CheckFlag(shares []Share, name string) error {
+	for _, sh := range shares {
+		if t, ok := sh.Experiment.(FlagTaker); ok && t.TakesFlag(name) {
+			return nil
+		}
+	}
+	var takers []string
+	for _, e := range All() {
+		if t, ok := e.(FlagTaker); ok && t.TakesFlag(name) {
+			if m, ok := e.(Measurer); ok {
+				for n := range m.Measures() {
+					takers = append(takers, n)
+				}
+			} else {
+				takers = append(takers, e.Name())
+			}
+		}
+	}
+	sort.Strings(takers)
+	return fmt.Errorf("--%s applies to %s only; select it with --workloads or drop --%s", name, strings.Join(takers, ", "), name)
 }
 
 var (

@@ -172,16 +172,23 @@ func ownerStamp(pid int) string {
 	return fmt.Sprintf("%d %s", pid, startTime(pid))
 }
 
+// startTime is a live process's start time; "" when there is no such
+// process or only its zombie (killed, not yet reaped: it holds nothing).
 func startTime(pid int) string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return ""
 	}
+	return statStart(string(b))
+}
+
+// statStart reads the start time from a /proc/PID/stat line, "" for a
+// zombie or a line it cannot read.
+func statStart(s string) string {
 	// the command name (field 2) may hold spaces: count fields after ")"
-	s := string(b)
 	if i := strings.LastIndexByte(s, ')'); i >= 0 {
 		f := strings.Fields(s[i+1:])
-		if len(f) > 19 {
+		if len(f) > 19 && f[0] != "Z" {
 			return f[19]
 		}
 	}
@@ -213,7 +220,26 @@ func ownerAlive(id string) bool {
 // and the state folders.
 func Clean(force bool) ([]Leftover, error) { return CleanRun("", force) }
 
-// CleanRun is Clean limited to one run id ("" for every run).
+// OfRun reports whether lab id belongs to run: the run's first lab has
+// the run id itself, the labs beside it the run id, "s" and a number.
+func OfRun(id, run string) bool {
+	if id == run {
+		return true
+	}
+	rest, ok := strings.CutPrefix(id, run+"s")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, r := range rest {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// CleanRun is Clean limited to one run id and the labs beside its first
+// ("" for every run).
 func CleanRun(id string, force bool) ([]Leftover, error) {
 	los, err := FindLeftovers()
 	if err != nil {
@@ -224,7 +250,7 @@ func CleanRun(id string, force bool) ([]Leftover, error) {
 	var removed []Leftover
 	var firstErr error
 	for _, lo := range los {
-		if (lo.Live && !force) || (id != "" && lo.ID != id) {
+		if (lo.Live && !force) || (id != "" && !OfRun(lo.ID, id)) {
 			continue
 		}
 		for _, ns := range lo.Namespaces {

@@ -107,21 +107,7 @@ func Plan(tb testing.TB, cases []runner.Case, workloads ...string) runner.Plan {
 
 // OfRun reports whether lab id belongs to run: the run's first lab has
 // the run id itself, the labs beside it the run id, "s" and a number.
-func OfRun(id, run string) bool {
-	if id == run {
-		return true
-	}
-	rest, ok := strings.CutPrefix(id, run+"s")
-	if !ok || rest == "" {
-		return false
-	}
-	for _, r := range rest {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
+func OfRun(id, run string) bool { return lab.OfRun(id, run) }
 
 // AssertClean fails tb if anything of run id's labs is still on the machine.
 func AssertClean(tb testing.TB, id string) {

@@ -147,7 +147,7 @@ func WriteHgrm(dir string, run *result.Run) ([]string, error) {
 		}
 		hs := map[string]string{"": r.Histogram}
 		for k, v := range r.Metrics.Histograms {
-			hs["."+k] = v
+			hs["."+fileSafe(k)] = v // a key from the file is no path
 		}
 		for suffix, enc := range hs {
 			h, err := hist.Decode(enc)

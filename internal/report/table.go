@@ -133,6 +133,9 @@ func measured(results []result.Result, wl string, f result.Figure) bool {
 // figure's median and the ratio's interval, ≈ marking no significant
 // difference, and a legend naming the test.
 func Table(w io.Writer, run *result.Run) {
+	if run.Incomplete {
+		fmt.Fprintln(w, Incomplete(run))
+	}
 	var steps []string
 	byStep := map[string][]result.Result{}
 	for _, r := range run.Results {
@@ -179,12 +182,19 @@ func Table(w io.Writer, run *result.Run) {
 		fmt.Fprintln(w, "(x) is the ratio to baseline in the same placement: above 1 is more throughput or transactions.")
 	}
 	// last, where a reader finishing the page sees them
-	if run.Incomplete {
-		fmt.Fprintln(w, "incomplete: the run was cut short or is still going; cells not shown were not measured")
-	}
 	for _, m := range run.Warnings {
 		fmt.Fprintln(w, "warning: "+m)
 	}
+}
+
+// Incomplete is the one line that says a run file is of a run cut short
+// (or still going), and how much of it there is.
+func Incomplete(run *result.Run) string {
+	done := fmt.Sprintf("%d results recorded", len(run.Results))
+	if run.CellsPlanned > 0 {
+		done = fmt.Sprintf("%d of %d cells finished", run.CellsDone, run.CellsPlanned)
+	}
+	return "incomplete run: " + done + " (cut short or still going); the cells not shown were not measured"
 }
 
 // sumKey finds the summary of one figure of one cell.

@@ -131,3 +131,26 @@ func TestSummariesTable(t *testing.T) {
 		t.Errorf("no CPU column where the run measured it:\n%s", b.String())
 	}
 }
+
+func TestIncompleteLine(t *testing.T) {
+	cases := []struct {
+		run  result.Run
+		want string
+	}{
+		{result.Run{Incomplete: true, CellsPlanned: 12, CellsDone: 5}, "incomplete run: 5 of 12 cells finished"},
+		// a file from before the counts: what it holds
+		{result.Run{Incomplete: true, Results: make([]result.Result, 3)}, "incomplete run: 3 results recorded"},
+	}
+	for _, c := range cases {
+		var b strings.Builder
+		Table(&b, &c.run)
+		if got := b.String(); !strings.HasPrefix(got, c.want) || strings.Count(got, "\n"+"incomplete") > 0 {
+			t.Errorf("table starts %q, want %q once", got, c.want)
+		}
+	}
+	var b strings.Builder
+	Table(&b, &result.Run{CellsPlanned: 4, CellsDone: 4})
+	if strings.Contains(b.String(), "incomplete") {
+		t.Errorf("a complete run called incomplete: %q", b.String())
+	}
+}

@@ -5,9 +5,12 @@ package result
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -31,6 +34,11 @@ type Run struct {
 	// each finished cell) or one cut short: the results in it are final,
 	// the ones after them were never measured.
 	Incomplete bool `json:"incomplete,omitempty"`
+	// CellsPlanned and CellsDone count the cell runs (a cell once per
+	// round) the run was to measure and finished, so that an incomplete
+	// run says how much of it there is.
+	CellsPlanned int `json:"cells_planned,omitempty"`
+	CellsDone    int `json:"cells_done,omitempty"`
 	// Summaries are per cell and headline figure: the median over rounds
 	// with its confidence interval, and the ratio to the baseline with a
 	// significance verdict.
@@ -275,14 +283,39 @@ func (r *Run) WriteAtomic(path string) error {
 func Read(path string) (*Run, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
+		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+			return nil, fmt.Errorf("%s is a folder; name a results file in it (a .json written by `cnperf run`)", path)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, notExist(path)
+		}
 		return nil, err
 	}
+	return Parse(path, b)
+}
+
+// Parse decodes a run file's bytes (path names it in errors) and checks
+// its schema.
+func Parse(path string, b []byte) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a cnperf result: %w", path, err)
+		return nil, fmt.Errorf("%s: not a cnperf results file (%v); name a file written by `cnperf run`", path, oneLine(err.Error()))
 	}
 	if r.Schema != Schema {
-		return nil, fmt.Errorf("%s: schema %q, this cnperf reads %q", path, r.Schema, Schema)
+		return nil, fmt.Errorf("%s: schema %q, this cnperf reads %q; read it with the cnperf that wrote it", path, r.Schema, Schema)
 	}
 	return &r, nil
 }
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// notExist is a missing results file: errors.Is(err, fs.ErrNotExist).
+type notExist string
+
+func (p notExist) Error() string {
+	return string(p) + ": no such file; name a results file written by `cnperf run` (e.g. cnperf-results/run-....json)"
+}
+
+func (notExist) Unwrap() error { return fs.ErrNotExist }

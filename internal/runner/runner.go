@@ -118,11 +118,11 @@ func (p *Plan) Validate() error {
 		}
 	}
 	if len(p.Pin) != 0 && len(p.Pin) != 2 {
-		return fmt.Errorf("pin wants two CPUs (client, server), got %v", p.Pin)
+		return fmt.Errorf("pin wants two CPUs (client, server), got %v; give two, e.g. --pin 0,1", p.Pin)
 	}
 	for _, c := range p.Pin {
 		if c < 0 || c >= runtime.NumCPU() {
-			return fmt.Errorf("cannot pin to CPU %d: this machine has CPUs 0 to %d", c, runtime.NumCPU()-1)
+			return fmt.Errorf("cannot pin to CPU %d: this machine has CPUs 0 to %d; choose two of them", c, runtime.NumCPU()-1)
 		}
 	}
 	if p.Repeat < 0 || p.Repeat > MaxRounds {
@@ -141,6 +141,11 @@ func (p *Plan) Validate() error {
 	shares, err := experiment.Split(ep)
 	if err != nil {
 		return err
+	}
+	if p.StartupPods != 0 {
+		if err := experiment.CheckFlag(shares, "startup-pods"); err != nil {
+			return err
+		}
 	}
 	for _, sh := range shares {
 		if err := sh.Experiment.Validate(ep, sh.Workloads); err != nil {

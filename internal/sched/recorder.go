@@ -69,6 +69,22 @@ func (r *Recorder) SkipUnit(s result.Skip, why error) {
 	r.persist()
 }
 
+// plan adds n cell runs to what the run is to measure (n < 0: a skipped
+// unit's cells come off).
+func (r *Recorder) plan(n int) {
+	r.mu.Lock()
+	r.Run.CellsPlanned += n
+	r.mu.Unlock()
+}
+
+// cellDone counts a finished cell run and saves the run.
+func (r *Recorder) cellDone() {
+	r.mu.Lock()
+	r.Run.CellsDone++
+	r.mu.Unlock()
+	r.persist()
+}
+
 func (r *Recorder) persist() {
 	if r.Path == "" {
 		return

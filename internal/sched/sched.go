@@ -71,6 +71,13 @@ func Run(ctx context.Context, units []Unit, rounds int, rec *Recorder) (err erro
 	if rounds < 1 {
 		rounds = 1
 	}
+	for _, u := range units {
+		rec.plan(len(u.Cells) * rounds)
+	}
+	skip := func(u *Unit, why error) {
+		rec.plan(-len(u.Cells) * rounds)
+		rec.SkipUnit(u.Skip, why)
+	}
 	var live []built
 	defer func() {
 		for i := len(live) - 1; i >= 0; i-- {
@@ -91,7 +98,7 @@ func Run(ctx context.Context, units []Unit, rounds int, rec *Recorder) (err erro
 			return err
 		}
 		if err := u.Backend.Check(u.Topology.Network); err != nil {
-			rec.SkipUnit(u.Skip, err)
+			skip(u, err)
 			continue
 		}
 		d, err := u.Backend.Deploy(ctx, u.Topology)
@@ -100,7 +107,7 @@ func Run(ctx context.Context, units []Unit, rounds int, rec *Recorder) (err erro
 				return cerr
 			}
 			if errors.Is(err, backend.ErrSkip) {
-				rec.SkipUnit(u.Skip, err)
+				skip(u, err)
 				continue
 			}
 			return fmt.Errorf("%s: %w", u.Name, err)
@@ -118,7 +125,7 @@ func Run(ctx context.Context, units []Unit, rounds int, rec *Recorder) (err erro
 				if !errors.Is(err, backend.ErrSkip) {
 					return fmt.Errorf("%s: %w", u.Name, err)
 				}
-				rec.SkipUnit(u.Skip, err)
+				skip(u, err)
 				live = live[:len(live)-1]
 				if cleanup != nil {
 					_ = cleanup()
@@ -159,6 +166,7 @@ func Run(ctx context.Context, units []Unit, rounds int, rec *Recorder) (err erro
 				}
 				return fmt.Errorf("%s %s: %w", s.b.u.Name, s.cell.Name, err)
 			}
+			rec.cellDone()
 		}
 	}
 	return nil

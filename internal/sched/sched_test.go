@@ -295,3 +295,61 @@ func TestRecorderPersists(t *testing.T) {
 		t.Errorf("temporary files left: %v", ents)
 	}
 }
+
+// TestCancelInPrepareIsNoSkip: a unit's preparation (a service probe)
+// that fails because the run was interrupted is not a skip, even when the
+// preparation reports it as one (issue 11: "skip host-gw lb=ebpf-socket:
+// service unreachable: ... context canceled", exit 0).
+func TestCancelInPrepareIsNoSkip(t *testing.T) {
+	b := &fakeBackend{}
+	ctx, cancel := context.WithCancel(context.Background())
+	us := units(b, []string{"baseline", "host-gw"}, nil)
+	us[1].Prepare = func(ctx context.Context, _ backend.Deployment) (func() error, error) {
+		cancel()
+		return func() error { b.log("cleanup host-gw"); return nil },
+			backend.Skip("service unreachable: dial: " + ctx.Err().Error() + "; the network may bypass the node's stack")
+	}
+	run := &result.Run{}
+	err := Run(ctx, us, 1, &Recorder{Run: run})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if len(run.Skipped) != 0 {
+		t.Errorf("an interrupt was recorded as a skip: %+v", run.Skipped)
+	}
+	want := []string{"deploy baseline", "deploy host-gw", "cleanup host-gw", "teardown host-gw", "teardown baseline"}
+	if !reflect.DeepEqual(b.events, want) {
+		t.Errorf("events %v, want %v", b.events, want)
+	}
+}
+
+// TestCellCounts: the run file says how many cell runs were planned and
+// how many finished, a skipped unit's cells taken off the plan, so an
+// incomplete run can say how much of it there is.
+func TestCellCounts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.json")
+	b := &fakeBackend{skipOn: "macvlan"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	run := &result.Run{Schema: result.Schema}
+	err := Run(ctx, units(b, []string{"baseline", "macvlan", "vxlan"}, func(context.Context, int) error {
+		if n++; n == 6 { // the sixth cell run is cut
+			cancel()
+			return context.Canceled
+		}
+		return nil
+	}), 3, &Recorder{Run: run, Path: path})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v", err)
+	}
+	got, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 units × 2 cells × 3 rounds planned (macvlan's 6 off); 5 finished
+	if got.CellsPlanned != 12 || got.CellsDone != 5 || !got.Incomplete || len(got.Results) != 5 {
+		t.Errorf("file: planned %d done %d incomplete %v results %d; want 12 5 true 5",
+			got.CellsPlanned, got.CellsDone, got.Incomplete, len(got.Results))
+	}
+}

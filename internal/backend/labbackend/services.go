@@ -70,9 +70,10 @@ func (d *Deployment) ProgramServices(ctx context.Context, lbName string, n int, 
 		}
 		return nil
 	}
+	teardown := clean // the error returns below set clean to nil
 	defer func() {
 		if err != nil {
-			_ = clean()
+			_ = teardown()
 			clean = nil
 		}
 	}()

@@ -66,6 +66,9 @@ func (Startup) Claim(p *experiment.Plan) []string {
 	return nil
 }
 
+// TakesFlag implements experiment.FlagTaker: --startup-pods is its own.
+func (Startup) TakesFlag(name string) bool { return name == "startup-pods" }
+
 // Validate implements experiment.Experiment.
 func (Startup) Validate(p *experiment.Plan, _ []string) error {
 	if p.StartupPods < 0 || p.StartupPods > 1000 {
