@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/report"
@@ -35,9 +36,39 @@ func splitList(s string) []string {
 	return out
 }
 
+// placer is what buildCases asks of a backend.
+type placer interface {
+	Allows(network string, p backend.Placement) (bool, string)
+	Placements(network string) ([]backend.Placement, error)
+}
+
+// labPlacer answers for the lab's network modes.
+type labPlacer struct{}
+
+func (labPlacer) Allows(n string, p backend.Placement) (bool, string) {
+	m, err := netmode.Get(n)
+	if err != nil {
+		return false, err.Error()
+	}
+	return netmode.Allows(m, p)
+}
+
+func (labPlacer) Placements(n string) ([]backend.Placement, error) {
+	m, err := netmode.Get(n)
+	if err != nil {
+		return nil, err
+	}
+	return m.Placements(), nil
+}
+
 // buildCases turns --networks and --placement into cases; baseline rows are
 // added for every placement so that each figure has its ratio.
 func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, error) {
+	return buildCasesOn(labPlacer{}, networks, placements, noBaseline)
+}
+
+// buildCasesOn is buildCases for the networks and placements of a backend.
+func buildCasesOn(be placer, networks, placements []string, noBaseline bool) ([]runner.Case, error) {
 	if len(networks) == 0 {
 		networks = suite.DefaultNetworks
 	}
@@ -59,16 +90,16 @@ func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, 
 	}
 	explicit := len(pls) > 0
 	for _, n := range networks {
-		m, err := netmode.Get(n)
+		natural, err := be.Placements(n)
 		if err != nil {
 			return nil, err
 		}
 		want := pls
 		if !explicit {
-			want = m.Placements()[:1]
+			want = natural[:1]
 		}
 		for _, p := range want {
-			if ok, why := netmode.Allows(m, p); !ok {
+			if ok, why := be.Allows(n, p); !ok {
 				if explicit && len(networks) > 1 && len(pls) > 1 {
 					continue // several placements asked: run the ones it can
 				}
@@ -99,6 +130,7 @@ func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, 
 
 func cmdRun(args []string) error {
 	fs := newFlags("run")
+	backendName := fs.String("backend", "lab", "where the pods run: lab (network namespaces cnperf builds) or docker (containers on the Docker engine at DOCKER_HOST, default socket)")
 	suiteName := fs.String("suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
 	networks := fs.String("networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
 	workloads := fs.String("workloads", "", "comma-separated workloads (default: the suite's; see cnperf workloads)")
@@ -145,9 +177,26 @@ func cmdRun(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := runner.CheckBackend(*backendName); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	plan0 := runner.Plan{BackendName: *backendName, Agent: []string{self, "agent"}}
+	be, _ := plan0.NewBackend()
+	var pl placer = labPlacer{}
+	if *backendName != "lab" {
+		pl = be
+	}
 	cases := st.Cases
-	if *networks != "" || *placement != "" {
-		if cases, err = buildCases(splitList(*networks), splitList(*placement), *noBaseline); err != nil {
+	if *networks != "" || *placement != "" || *backendName != "lab" {
+		nets := splitList(*networks)
+		if len(nets) == 0 && *backendName != "lab" {
+			return fmt.Errorf("--backend %s: name the networks to run, e.g. --networks bridge,host,nat", *backendName)
+		}
+		if cases, err = buildCasesOn(pl, nets, splitList(*placement), *noBaseline); err != nil {
 			return err
 		}
 	}
@@ -185,6 +234,8 @@ func cmdRun(args []string) error {
 		Lab:         lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24"), ModeOptions: modeOpts},
 		Repeat:      cmp.Or(*repeat, st.Rounds),
 		StartupPods: *startupPods,
+		BackendName: *backendName,
+		Agent:       plan0.Agent,
 	}
 	if err := applyServices(&plan, st, *lbs, *svcCounts, *networks != ""); err != nil {
 		return err
@@ -206,14 +257,20 @@ func cmdRun(args []string) error {
 		return err
 	}
 	if *networks != "" {
+		check := func(n string) error {
+			m, _ := netmode.Get(n)
+			return netmode.Check(m)
+		}
+		if *backendName != "lab" {
+			check = be.Check
+		}
 		// In a comparison, a network this machine cannot build is skipped
 		// with the reason shown (the runner records it); when none of the
 		// networks the user named can be built, that is an error.
 		var firstErr error
 		buildable := 0
 		for _, n := range splitList(*networks) {
-			m, _ := netmode.Get(n)
-			if err := netmode.Check(m); err != nil {
+			if err := check(n); err != nil {
 				if firstErr == nil {
 					firstErr = err
 				}
@@ -225,11 +282,6 @@ func cmdRun(args []string) error {
 			return firstErr
 		}
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	plan.Agent = []string{self, "agent"}
 	path, err := resultsPath(*out)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	_ "github.com/cnperf/cnperf/internal/experiment/all" // the experiments
@@ -69,8 +70,42 @@ type Plan struct {
 	// Out, when set, receives the results after every finished cell
 	// (atomically, marked incomplete until the run ends).
 	Out string
-	// Backend deploys the units; nil is the local lab (Lab, Agent).
+	// Backend deploys the units; nil is the one named by BackendName.
 	Backend backend.Backend
+	// BackendName picks a registered backend (Backends); "" is the lab.
+	BackendName string
+}
+
+// backends are the backends a run can name, each made from the plan.
+var backends = map[string]func(p *Plan, logf func(string, ...any)) backend.Backend{
+	labbackend.Name: func(p *Plan, logf func(string, ...any)) backend.Backend {
+		return labbackend.New(p.Lab, p.Agent, logf)
+	},
+	docker.Name: func(p *Plan, logf func(string, ...any)) backend.Backend {
+		bin := ""
+		if len(p.Agent) > 0 {
+			bin = p.Agent[0]
+		}
+		return docker.New("", bin, p.Lab.ID, p.Lab.MTU, logf)
+	},
+}
+
+// Backends lists the backends a run can name.
+func Backends() []string {
+	out := make([]string, 0, len(backends))
+	for n := range backends {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CheckBackend validates a backend name.
+func CheckBackend(name string) error {
+	if _, ok := backends[name]; !ok && name != "" {
+		return fmt.Errorf("unknown backend %q; use one of %s", name, strings.Join(Backends(), ", "))
+	}
+	return nil
 }
 
 func (p *Plan) backend() backend.Backend {
@@ -81,7 +116,20 @@ func (p *Plan) backend() backend.Backend {
 	if p.Log != nil {
 		logf = func(format string, args ...any) { fmt.Fprintf(p.Log, format+"\n", args...) }
 	}
-	return labbackend.New(p.Lab, p.Agent, logf)
+	mk := backends[p.BackendName]
+	if mk == nil {
+		mk = backends[labbackend.Name]
+	}
+	return mk(p, logf)
+}
+
+// NewBackend makes the backend the plan names, to check cases against
+// before anything is built (Execute makes its own).
+func (p *Plan) NewBackend() (backend.Backend, error) {
+	if err := CheckBackend(p.BackendName); err != nil {
+		return nil, err
+	}
+	return p.backend(), nil
 }
 
 func (p *Plan) experimentPlan() *experiment.Plan {
