@@ -229,7 +229,7 @@ type Deployment struct {
 type pod struct {
 	backend.Pod
 	spec      backend.PodSpec
-	container string // id
+	container string         // id
 	published map[string]int // "5201/tcp" -> host port
 }
 

@@ -77,7 +77,9 @@ type APIError struct {
 	Message string
 }
 
-func (e *APIError) Error() string { return fmt.Sprintf("docker engine: %s (HTTP %d)", e.Message, e.Status) }
+func (e *APIError) Error() string {
+	return fmt.Sprintf("docker engine: %s (HTTP %d)", e.Message, e.Status)
+}
 
 // IsNotFound says whether err is the engine's 404.
 func IsNotFound(err error) bool {
