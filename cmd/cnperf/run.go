@@ -97,6 +97,11 @@ func buildCasesOn(be placer, networks, placements []string, noBaseline bool) ([]
 		want := pls
 		if !explicit {
 			want = natural[:1]
+			if nb, ok := be.(interface {
+				Natural(string) []backend.Placement
+			}); ok {
+				want = nb.Natural(n)
+			}
 		}
 		for _, p := range want {
 			if ok, why := be.Allows(n, p); !ok {

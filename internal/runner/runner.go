@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -100,36 +101,132 @@ func Backends() []string {
 	return out
 }
 
-// CheckBackend validates a backend name.
+// CheckBackend validates a backend name, or a comma-separated list of
+// them (lab,docker: the same networks on each, side by side).
 func CheckBackend(name string) error {
-	if _, ok := backends[name]; !ok && name != "" {
-		return fmt.Errorf("unknown backend %q; use one of %s", name, strings.Join(Backends(), ", "))
+	seen := map[string]bool{}
+	for _, n := range strings.Split(name, ",") {
+		if _, ok := backends[n]; !ok && name != "" {
+			return fmt.Errorf("unknown backend %q; use one of %s, or several comma-separated (lab,docker)", n, strings.Join(Backends(), ", "))
+		}
+		if seen[n] {
+			return fmt.Errorf("backend %q named twice in %q", n, name)
+		}
+		seen[n] = true
 	}
 	return nil
 }
 
-func (p *Plan) backend() backend.Backend {
+// backends makes the plan's backends: Backend, or one per name in
+// BackendName (the lab when empty).
+func (p *Plan) backends() []backend.Backend {
 	if p.Backend != nil {
-		return p.Backend
+		return []backend.Backend{p.Backend}
 	}
 	var logf func(string, ...any)
 	if p.Log != nil {
 		logf = func(format string, args ...any) { fmt.Fprintf(p.Log, format+"\n", args...) }
 	}
-	mk := backends[p.BackendName]
-	if mk == nil {
-		mk = backends[labbackend.Name]
+	var out []backend.Backend
+	for _, n := range strings.Split(p.BackendName, ",") {
+		mk := backends[n]
+		if mk == nil {
+			mk = backends[labbackend.Name]
+		}
+		out = append(out, mk(p, logf))
 	}
-	return mk(p, logf)
+	return out
 }
 
-// NewBackend makes the backend the plan names, to check cases against
-// before anything is built (Execute makes its own).
-func (p *Plan) NewBackend() (backend.Backend, error) {
+func (p *Plan) backend() backend.Backend { return p.backends()[0] }
+
+// multi is a backend standing for several: a network and placement is
+// allowed where one of them allows it.
+type multi []backend.Backend
+
+func (m multi) Allows(network string, pl backend.Placement) (bool, string) {
+	var whys []string
+	for _, b := range m {
+		ok, why := b.Allows(network, pl)
+		if ok {
+			return true, ""
+		}
+		whys = append(whys, b.Name()+": "+why)
+	}
+	return false, strings.Join(whys, "; ")
+}
+
+func (m multi) Placements(network string) ([]backend.Placement, error) {
+	var out []backend.Placement
+	var errs []error
+	for _, b := range m {
+		ps, err := b.Placements(network)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, p := range ps {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// Placer is what cases are checked against: which placements a network
+// has and allows.
+type Placer interface {
+	Allows(network string, p backend.Placement) (bool, string)
+	Placements(network string) ([]backend.Placement, error)
+	Check(network string) error
+}
+
+// NewBackend makes the backends the plan names, as one Placer, to check
+// cases against before anything is built (Execute makes its own).
+func (p *Plan) NewBackend() (Placer, error) {
 	if err := CheckBackend(p.BackendName); err != nil {
 		return nil, err
 	}
-	return p.backend(), nil
+	bs := p.backends()
+	if len(bs) == 1 {
+		return bs[0], nil
+	}
+	return multiChecker{multi(bs)}, nil
+}
+
+type multiChecker struct{ multi }
+
+// Check passes where one of the backends that has network can build it.
+func (m multiChecker) Check(network string) error {
+	var errs []error
+	for _, b := range m.multi {
+		if _, err := b.Placements(network); err != nil {
+			errs = append(errs, err)
+			continue // not one of its networks
+		}
+		err := b.Check(network)
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Natural is each backend's preferred placement of network: run without
+// --placement, every backend runs it where it prefers.
+func (m multi) Natural(network string) []backend.Placement {
+	var out []backend.Placement
+	for _, b := range m {
+		if ps, err := b.Placements(network); err == nil && len(ps) > 0 && !slices.Contains(out, ps[0]) {
+			out = append(out, ps[0])
+		}
+	}
+	return out
 }
 
 func (p *Plan) experimentPlan() *experiment.Plan {
@@ -147,7 +244,7 @@ func (p *Plan) Validate() error {
 	if len(p.Workloads) == 0 {
 		return errors.New("nothing to run: no workload selected; name one with --workloads (see cnperf workloads)")
 	}
-	be := p.backend()
+	be := multi(p.backends())
 	for _, c := range p.Cases {
 		if ok, why := be.Allows(c.Network, c.Placement); !ok {
 			if _, err := be.Placements(c.Network); err != nil {
@@ -199,29 +296,48 @@ func Execute(ctx context.Context, p Plan, run *result.Run) error {
 	if rounds == 0 {
 		rounds = 1
 	}
-	ep := p.experimentPlan() // with a backend made now, with the agent's argv as it is
-	ep.Rounds = rounds
-	shares, err := experiment.Split(ep)
-	if err != nil {
-		return err
-	}
+	// with backends made now, with the agent's argv as it is; several
+	// backends each deploy the cases they allow, all interleaved
 	var units []sched.Unit
-	for _, sh := range shares {
-		us, err := sh.Experiment.Units(ep, sh.Workloads)
+	var names []string
+	var shares []experiment.Share
+	for _, be := range p.backends() {
+		ep := p.experimentPlan()
+		ep.Backend, ep.Rounds = be, rounds
+		ep.Cases = nil
+		for _, c := range p.Cases {
+			if ok, _ := be.Allows(c.Network, c.Placement); ok {
+				ep.Cases = append(ep.Cases, c)
+			}
+		}
+		if len(ep.Cases) == 0 {
+			continue
+		}
+		names = append(names, be.Name())
+		shs, err := experiment.Split(ep)
 		if err != nil {
 			return err
 		}
-		units = append(units, us...)
+		for _, sh := range shs {
+			us, err := sh.Experiment.Units(ep, sh.Workloads)
+			if err != nil {
+				return err
+			}
+			units = append(units, us...)
+		}
+		shares = append(shares, shs...)
 	}
 	if run.Environment.Backend == "" {
-		run.Environment.Backend = ep.Backend.Name()
+		run.Environment.Backend = strings.Join(names, ",")
 	}
 	run.Environment.UnderlayMTU = p.Lab.MTU
 	run.Rounds = rounds
 	rec := &sched.Recorder{Run: run, Path: p.Out, Log: p.Log, Brief: measure.Brief}
-	err = sched.Run(ctx, units, rounds, rec)
+	err := sched.Run(ctx, units, rounds, rec)
+	finished := map[string]bool{}
 	for _, sh := range shares {
-		if f, ok := sh.Experiment.(experiment.Finisher); ok {
+		if f, ok := sh.Experiment.(experiment.Finisher); ok && !finished[sh.Experiment.Name()] {
+			finished[sh.Experiment.Name()] = true
 			f.Finish(run)
 		}
 	}
