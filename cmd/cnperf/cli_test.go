@@ -96,6 +96,13 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--networks", "host", "--out", "/proc/version"}, "cannot write results under /proc"},
 		{[]string{"run", "--networks", "host", "--out", "/tmp"}, "not a regular file"},
 		{[]string{"run", "--networks", "host", "RUNID=" + strings.Repeat("a", 200)}, "use at most 24"},
+		// the docker backend (issue 14)
+		{[]string{"run", "--backend", "podman", "--networks", "bridge"}, `unknown backend "podman"`},
+		{[]string{"run", "--backend", "docker", "--workloads", "tcp_rr"}, "name the networks to run"},
+		{[]string{"run", "--backend", "docker", "--networks", "vxlan"}, `docker backend has no network "vxlan"`},
+		{[]string{"run", "--backend", "docker", "--networks", "bridge", "--placement", "cross-host"}, "one Docker engine is one host"},
+		{[]string{"run", "--backend", "docker", "--networks", "bridge", "DOCKER_HOST=unix:///nonexistent/docker.sock"}, "no Docker engine reachable"},
+		{[]string{"clean", "--backend", "docker", "DOCKER_HOST=unix:///nonexistent/docker.sock"}, "no Docker engine reachable"},
 	}
 	for i, c := range cases {
 		id := fmt.Sprintf("bad%d%s", i, lab.NewID())
@@ -103,8 +110,13 @@ func TestBadInput(t *testing.T) {
 			id = strings.TrimPrefix(last, "RUNID=")
 			c.args = c.args[:len(c.args)-1]
 		}
+		var env []string
+		if last := c.args[len(c.args)-1]; strings.HasPrefix(last, "DOCKER_HOST=") {
+			env = append(env, last)
+			c.args = c.args[:len(c.args)-1]
+		}
 		cmd := exec.Command(bin, c.args...)
-		cmd.Env = append(os.Environ(), "CNPERF_RUN_ID="+id)
+		cmd.Env = append(append(os.Environ(), "CNPERF_RUN_ID="+id), env...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
