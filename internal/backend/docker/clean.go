@@ -23,8 +23,8 @@ type Leftover struct {
 
 // Clean removes the containers and networks of dead runs (every run with
 // force; only run id when not empty), found by their cnperf.run label,
-// and the agent images no container uses other than keep (the current
-// binary's). A run is dead when its coordinator's pid is gone from this
+// and, without id, the agent images no container uses other than keep
+// (the current binary's). A run is dead when its coordinator's pid is gone from this
 // machine; a run started from another machine is kept unless forced.
 func Clean(ctx context.Context, e *Engine, id, keep string, force bool) (removed, kept []Leftover, err error) {
 	cs, err := e.Containers(ctx, LabelRun)
@@ -80,6 +80,9 @@ func Clean(ctx context.Context, e *Engine, id, keep string, force bool) (removed
 		removed = append(removed, *lo)
 	}
 	_ = os.Remove(StateRoot)
+	if id != "" { // one run's leftovers only
+		return removed, kept, errors.Join(errs...)
+	}
 	imgs, err := e.Images(ctx, LabelAgent)
 	if err != nil {
 		return removed, kept, errors.Join(append(errs, err)...)

@@ -1,8 +1,11 @@
 package docker_test
 
 import (
+	"bufio"
 	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -161,6 +164,79 @@ func TestHalfBuilt(t *testing.T) {
 	}}
 	if _, err := b.Deploy(ctx, topo); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("Deploy = %v, want the missing pod named", err)
+	}
+	assertNoneLabelled(t, e, run)
+}
+
+// runUntilReady starts `cnperf run --backend docker` with run id run and
+// returns once its first deployment is up.
+func runUntilReady(t *testing.T, bin, run string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, "run", "--backend", "docker", "--networks", "bridge", "--workloads", "tcp_rr",
+		"--duration", "20s", "--no-baseline", "--out", filepath.Join(t.TempDir(), "r.json"))
+	cmd.Env = append(os.Environ(), "CNPERF_RUN_ID="+run)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	ready := false
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "ready in") {
+			ready = true
+			break
+		}
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	if !ready {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatal("the run never reported its deployment ready")
+	}
+	time.Sleep(time.Second) // mid-measurement
+	return cmd
+}
+
+// TestInterruptAndKill9: Ctrl-C tears the run's containers and network
+// down; after kill -9 they stay, and `cnperf clean --backend docker --id`
+// removes them, nothing else.
+func TestInterruptAndKill9(t *testing.T) {
+	e := engine(t)
+	bin := labtest.AgentBinary(t)
+	ref, _ := docker.ImageRef(bin)
+	had, _ := e.ImageExists(context.Background(), ref)
+	t.Cleanup(func() {
+		if !had {
+			_ = e.RemoveImage(context.Background(), ref)
+		}
+	})
+
+	run := "i" + lab.NewID()
+	cmd := runUntilReady(t, bin, run)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Error("an interrupted run exited 0")
+	}
+	assertNoneLabelled(t, e, run)
+
+	run = "k" + lab.NewID()
+	cmd = runUntilReady(t, bin, run)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if cs, _ := e.Containers(context.Background(), docker.LabelRun+"="+run); len(cs) == 0 {
+		t.Fatal("expected the killed run's containers to be left for clean")
+	}
+	out, err := exec.Command(bin, "clean", "--backend", "docker", "--id", run).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "removed docker run "+run) {
+		t.Fatalf("clean: %v: %s", err, out)
 	}
 	assertNoneLabelled(t, e, run)
 }
