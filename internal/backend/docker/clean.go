@@ -136,9 +136,36 @@ func sortedKeysOf(s []string) []string {
 }
 
 // proxyServes says whether a docker-proxy process serves host port port.
-func proxyServes(port int) bool {
+func proxyServes(port int) bool { return len(proxyPIDs([]int{port})) > 0 }
+
+// procCPUSeconds is a process's user+system CPU time (/proc/PID/stat).
+func procCPUSeconds(pid int) float64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')') // the command may hold spaces
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64) // utime, field 14
+	k, _ := strconv.ParseFloat(f[12], 64) // stime, field 15
+	return (u + k) / 100                  // USER_HZ
+}
+
+// proxyPIDs are the docker-proxy processes serving any of host ports.
+func proxyPIDs(ports []int) []int {
+	want := map[string]bool{}
+	for _, p := range ports {
+		want[strconv.Itoa(p)] = true
+	}
+	var out []int
 	ents, _ := os.ReadDir("/proc")
-	want := strconv.Itoa(port)
 	for _, en := range ents {
 		if _, err := strconv.Atoi(en.Name()); err != nil {
 			continue
@@ -149,12 +176,14 @@ func proxyServes(port int) bool {
 		}
 		args := strings.Split(string(b), "\x00")
 		for i := 0; i+1 < len(args); i++ {
-			if args[i] == "-host-port" && args[i+1] == want {
-				return true
+			if args[i] == "-host-port" && want[args[i+1]] {
+				pid, _ := strconv.Atoi(en.Name())
+				out = append(out, pid)
+				break
 			}
 		}
 	}
-	return false
+	return out
 }
 
 // daemonSettings reads the local dockerd's network settings from its

@@ -601,6 +601,26 @@ func (d *Deployment) SNMP(_ context.Context, name string) (map[string]int64, err
 	return labbackend.ParseSNMP(string(b)), nil
 }
 
+// DaemonCPUSeconds implements backend.DaemonMeter for nat on a local
+// engine: the CPU time of the docker-proxy processes serving the
+// deployment's published ports (the user-space proxy in the path).
+func (d *Deployment) DaemonCPUSeconds() (float64, bool) {
+	if !d.kind.publish || !d.e.Local {
+		return 0, false
+	}
+	var ports []int
+	for _, p := range d.pods {
+		for _, hp := range p.published {
+			ports = append(ports, hp)
+		}
+	}
+	var total float64
+	for _, pid := range proxyPIDs(ports) {
+		total += procCPUSeconds(pid)
+	}
+	return total, true
+}
+
 func sameNetNS(a, b int) bool {
 	x, err1 := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", a))
 	y, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", b))
