@@ -135,6 +135,21 @@ func TestDeployMeasureTeardown(t *testing.T) {
 					t.Errorf("%s: no CPU cost recorded", network)
 				}
 			}
+			if network != "bridge" && network != "host" {
+				return
+			}
+			// start-up: a container created on demand answers the peer
+			ps, ok := d.(backend.PodStarter)
+			if !ok {
+				t.Fatal("the docker deployment cannot start pods")
+			}
+			st, err := ps.StartPod(ctx, prs[0].Client, prs[0].Server, "st")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Total <= 0 || st.Bare <= 0 || st.Phases["first_packet"] <= 0 || st.NoPeer {
+				t.Errorf("start-up sample %+v: want a total, a bare reference and a first packet", st)
+			}
 		})
 	}
 	assertNoneLabelled(t, e, run)
