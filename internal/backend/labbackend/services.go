@@ -62,7 +62,9 @@ func (d *Deployment) ProgramServices(ctx context.Context, lbName string, n int, 
 	if cerr := svc.Check(lb); cerr != nil {
 		return set, nil, backend.Skip(cerr.Error())
 	}
-	clean = func() error {
+	// a return with an error sets the named clean to nil before this
+	// deferred call runs: it calls its own copy
+	teardown := func() error {
 		tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		if terr := lb.Teardown(tctx); terr != nil {
@@ -70,9 +72,10 @@ func (d *Deployment) ProgramServices(ctx context.Context, lbName string, n int, 
 		}
 		return nil
 	}
+	clean = teardown
 	defer func() {
 		if err != nil {
-			_ = clean()
+			_ = teardown()
 			clean = nil
 		}
 	}()
