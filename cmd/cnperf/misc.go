@@ -205,6 +205,10 @@ func cleanDocker(id string, force bool) error {
 	}
 	removed, kept, err := docker.Clean(ctx, e, id, keep, force)
 	for _, r := range removed {
+		if r.Image != "" {
+			fmt.Printf("removed agent image %s (another cnperf binary's)\n", r.Image)
+			continue
+		}
 		fmt.Printf("removed docker run %s: %d containers, %d networks\n", r.Run, r.Containers, r.Networks)
 	}
 	for _, r := range kept {

@@ -15,7 +15,8 @@ import (
 
 // Leftover is one run's objects found on the engine.
 type Leftover struct {
-	Run        string
+	Run        string // the run id; "" for an agent image
+	Image      string // an agent image removed
 	Containers int
 	Networks   int
 	Live       bool // its coordinator still runs on this machine
@@ -97,7 +98,13 @@ func Clean(ctx context.Context, e *Engine, id, keep string, force bool) (removed
 		}
 		if err := e.RemoveImage(ctx, im.ID); err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		name := im.ID
+		if len(im.RepoTags) > 0 {
+			name = im.RepoTags[0]
+		}
+		removed = append(removed, Leftover{Image: name})
 	}
 	return removed, kept, errors.Join(errs...)
 }
