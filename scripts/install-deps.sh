@@ -12,6 +12,8 @@ PACKAGES=(
   ethtool        # offloads in the environment record
   procps         # sysctl
   iperf3         # validation: stream engine against iperf3
+  iperf          # validation: stream engine against iperf 2 (iperf2_tcp)
+  nuttcp         # validation: stream engine against nuttcp (nuttcp_tcp)
   sockperf       # validation: rr engine against sockperf
   wrk            # validation: closed-loop HTTP against wrk
   nginx-light    # the study's HTTP server
@@ -22,6 +24,7 @@ PACKAGES=(
   llvm
   libbpf-dev
   bpftool
+  chromium       # the HTML report test renders the page headless
 )
 
 missing=()

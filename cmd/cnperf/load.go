@@ -39,10 +39,21 @@ Runs cnperf's load engine against any server, outside a lab:
 and serves cnperf's built-in fixed-size server (or nginx, configured as the
 study did) for other tools to be measured against.`
 
-// loadWorkloads are the workloads `cnperf load` runs on its own.
-var loadWorkloads = []string{"http_rate", "http_qps", "tcp_rate"}
+// loadWorkloads are the workloads `cnperf load` runs on its own: those
+// that run in steps (rate ladders, max-rate search) against any address.
+func loadWorkloads() []string {
+	var out []string
+	for _, n := range workload.Names() {
+		if w, err := workload.Get(n); err == nil {
+			if _, ok := w.(workload.Stepper); ok {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
 
-func isLoadWorkload(name string) bool { return slices.Contains(loadWorkloads, name) }
+func isLoadWorkload(name string) bool { return slices.Contains(loadWorkloads(), name) }
 
 func cmdLoad(args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
@@ -60,7 +71,7 @@ func cmdLoad(args []string) error {
 	}
 	name := args[0]
 	if !isLoadWorkload(name) {
-		return fmt.Errorf("workload %q; use http_rate, http_qps or tcp_rate", name)
+		return fmt.Errorf("workload %q; use one of %s", name, strings.Join(loadWorkloads(), ", "))
 	}
 	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
 		return fmt.Errorf("name the target: cnperf load %s http://HOST:PORT/PATH (tcp_rate: HOST:PORT)", name)
@@ -101,7 +112,7 @@ func cmdLoad(args []string) error {
 	if err := workload.ValidateExtra([]string{name}, p.Extra); err != nil {
 		return err
 	}
-	addr, err := resolveTarget(name, target, &p)
+	addr, err := resolveTarget(workload.IsHTTP(w), target, &p)
 	if err != nil {
 		return err
 	}
@@ -193,9 +204,9 @@ func holdCPULatency(spec string, log io.Writer) (release func(), held *int, err 
 
 // resolveTarget turns the user's URL or address into the address dialled,
 // keeping the URL's host and path for the HTTP request.
-func resolveTarget(name, target string, p *workload.Params) (netip.AddrPort, error) {
+func resolveTarget(isURL bool, target string, p *workload.Params) (netip.AddrPort, error) {
 	hostport := target
-	if name != "tcp_rate" {
+	if isURL {
 		hp, path, err := loadgen.ParseURL(target)
 		if err != nil {
 			return netip.AddrPort{}, err

@@ -32,6 +32,7 @@ func init() {
 		{"lab", "build one network and keep it up for other tools (iperf3, sockperf, tcpdump)", cmdLab},
 		{"suites", "list the presets `cnperf run --suite NAME` runs", cmdSuites},
 		{"report", "print the comparison table of a results JSON file", cmdReport},
+		{"recommend", "rank the networks of a results file for a workload profile, with the reasons", cmdRecommend},
 		{"compare", "compare two results files: what changed, with intervals and verdicts", cmdCompare},
 		{"load", "run the load engine (http_rate, http_qps, tcp_rate) against any server, or serve one", cmdLoad},
 		{"clean", "remove what killed runs left behind (namespaces, processes, state)", cmdClean},

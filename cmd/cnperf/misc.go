@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -13,6 +17,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend/docker"
+	"github.com/cnperf/cnperf/internal/experiment/neighbours"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
@@ -116,20 +121,28 @@ func cmdWorkloads(args []string) error {
 }
 
 func cmdReport(args []string) error {
-	fs := newFlags("report FILE")
+	fs := newFlags("report FILE...")
 	hgrm := fs.String("hgrm", "", "also write every result's latency distribution as HdrHistogram .hgrm text into this folder")
 	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: A:B (e.g. tcp_stream:iperf3_tcp)")
-	path, rest := "", args
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		path, rest = args[0], args[1:]
+	html := fs.String("html", "", "also write a self-contained HTML page with the charts (several files are overlaid)")
+	csvDir := fs.String("csv", "", "also write one CSV per kind of record (results per workload, summaries, skipped, environment) into this folder")
+	var paths []string
+	rest := args
+	for len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		paths, rest = append(paths, rest[0]), rest[1:]
 	}
 	if err := parseFlags(fs, rest); err != nil {
 		return err
 	}
-	if path == "" {
+	if len(paths) == 0 {
 		return fmt.Errorf("name a results file: cnperf report cnperf-results/run-....json")
 	}
-	run, err := result.Read(path)
+	if *html != "" {
+		if err := checkOutFile("--html", *html); err != nil {
+			return err
+		}
+	}
+	ins, err := readRuns(paths)
 	if err != nil {
 		return err
 	}
@@ -138,15 +151,82 @@ func cmdReport(args []string) error {
 		if !ok || a == "" || b == "" {
 			return fmt.Errorf("--ratio %q: want two workloads as A:B, e.g. tcp_stream:iperf3_tcp", *ratio)
 		}
-		return report.Ratios(os.Stdout, run, a, b)
+		for _, in := range ins {
+			if err := report.Ratios(os.Stdout, in.Run, a, b); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	report.Table(os.Stdout, run)
+	for i, in := range ins {
+		if len(ins) > 1 {
+			if i > 0 {
+				fmt.Println()
+			}
+			fmt.Printf("=== %s ===\n", paths[i])
+		}
+		report.Table(os.Stdout, in.Run)
+	}
 	if *hgrm != "" {
-		files, err := report.WriteHgrm(*hgrm, run)
+		for _, in := range ins {
+			files, err := report.WriteHgrm(*hgrm, in.Run)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("wrote %d .hgrm files to %s\n", len(files), *hgrm)
+		}
+	}
+	return writeOutputs(*html, *csvDir, ins)
+}
+
+// readRuns reads run files; a missing one is named with the fix.
+func readRuns(paths []string) ([]report.Input, error) {
+	var ins []report.Input
+	for _, p := range paths {
+		run, err := result.Read(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file; name a results file written by cnperf run (cnperf-results/run-....json)", p)
+		}
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, report.NewInput(p, run))
+	}
+	return ins, nil
+}
+
+// writeOutputs writes the HTML page and the CSV files of `report` and
+// `run` when asked for.
+func writeOutputs(html, csvDir string, ins []report.Input) error {
+	if html != "" {
+		var b bytes.Buffer
+		if err := report.HTML(&b, ins); err != nil {
+			return err
+		}
+		if err := os.WriteFile(html, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("--html %s: %v; choose a file in a writable folder", html, err)
+		}
+		fmt.Printf("html: %s\n", html)
+	}
+	if csvDir != "" {
+		files, err := report.WriteCSV(csvDir, ins)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("wrote %d .hgrm files to %s\n", len(files), *hgrm)
+		fmt.Printf("csv: %d files in %s\n", len(files), csvDir)
+	}
+	return nil
+}
+
+// checkOutFile refuses, before any work, an output path whose folder does
+// not exist or that is not a regular file.
+func checkOutFile(flagName, path string) error {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s %s: folder %s does not exist; create it first or choose another path", flagName, path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("%s %s: not a regular file; choose a file path such as report.html", flagName, path)
 	}
 	return nil
 }
@@ -173,6 +253,9 @@ func cmdClean(args []string) error {
 	for _, r := range removed {
 		fmt.Printf("removed run %s: %d namespaces\n", r.ID, len(r.Namespaces))
 		if cerr := ebpfsock.CleanCgroup(r.ID); cerr != nil && err == nil {
+			err = cerr
+		}
+		if cerr := neighbours.CleanCgroups(r.ID); cerr != nil && err == nil {
 			err = cerr
 		}
 	}

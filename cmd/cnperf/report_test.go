@@ -159,7 +159,9 @@ func TestReportHelpAndArgs(t *testing.T) {
 	}{
 		{nil, "name a results file"},
 		{[]string{"--ratio", "a:b"}, "name a results file"},
-		{[]string{filepath.Join(runFiles, "startup.json"), "extra"}, "unexpected argument"},
+		{[]string{filepath.Join(runFiles, "startup.json"), "--ratio", "a:b", "extra"}, "unexpected argument"},
+		{[]string{filepath.Join(runFiles, "startup.json"), "missing.json"}, "missing.json: no such file; name a results file"},
+		{[]string{filepath.Join(runFiles, "startup.json"), "--html", "/no/such/dir/r.html"}, "--html /no/such/dir/r.html: folder /no/such/dir does not exist"},
 		{[]string{filepath.Join(runFiles, "reference.json"), "--ratio", "tcp_rr"}, "want two workloads"},
 	} {
 		_, err := stdout(t, func() error { return cmdReport(c.args) })
@@ -177,6 +179,58 @@ func TestWorkloadsVerbose(t *testing.T) {
 	for _, want := range []string{"transactions_per_s", "with its ratio to baseline", "--rate=list", "--keepalive=bool", "options: none"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("workloads -v lacks %q", want)
+		}
+	}
+}
+
+// TestRecommendArgs: bad input to `cnperf recommend` is one line naming
+// the fix; a good one ranks.
+func TestRecommendArgs(t *testing.T) {
+	file := filepath.Join(runFiles, "summaries.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{file}, "--profile is required: one of latency, throughput"},
+		{[]string{file, "--profile", "fastest"}, `unknown profile "fastest"; use one of latency`},
+		{[]string{file, "--profile", "latency", "--constraint", "cheap"}, `unknown constraint "cheap"; use no-l2-adjacency`},
+		{[]string{file, "--profile", "latency", "--constraint", "cloud-route-limit"}, "want cloud-route-limit=N"},
+		{[]string{"missing.json", "--profile", "latency"}, "missing.json: no such file"},
+		{[]string{"--profile", "latency"}, "name a results file"},
+	} {
+		_, err := stdout(t, func() error { return cmdRecommend(c.args) })
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("recommend %v: %v, want one line with %q", c.args, err, c.want)
+		}
+	}
+	out, err := stdout(t, func() error { return cmdRecommend([]string{file, "--profile", "latency"}) })
+	if err != nil || !strings.Contains(out, "1. host") {
+		t.Errorf("recommend: %v\n%s", err, out)
+	}
+	out, err = stdout(t, func() error { return cmdRecommend([]string{"--rules"}) })
+	if err != nil || !strings.Contains(out, "latency_us.p99") || !strings.Contains(out, "no-l2-adjacency") {
+		t.Errorf("recommend --rules: %v\n%s", err, out)
+	}
+}
+
+// TestReportHTMLAndCSV: `cnperf report` of two files writes one page and
+// the CSV files.
+func TestReportHTMLAndCSV(t *testing.T) {
+	dir := t.TempDir()
+	page, csvDir := filepath.Join(dir, "r.html"), filepath.Join(dir, "csv")
+	_, err := stdout(t, func() error {
+		return cmdReport([]string{filepath.Join(runFiles, "summaries.json"), filepath.Join(runFiles, "startup.json"), "--html", page, "--csv", csvDir})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(b), "Start-up phases") || !strings.Contains(string(b), "Comparison with the baseline") {
+		t.Errorf("page: %v", err)
+	}
+	for _, f := range []string{"results-startup.csv", "results-tcp_rr.csv", "summaries.csv", "environment.csv"} {
+		if _, err := os.Stat(filepath.Join(csvDir, f)); err != nil {
+			t.Error(err)
 		}
 	}
 }

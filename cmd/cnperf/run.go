@@ -117,14 +117,14 @@ func buildCasesOn(be placer, networks, placements []string, noBaseline bool) ([]
 		var withBase []runner.Case
 		bseen := map[netmode.Placement]bool{}
 		for _, c := range cases {
-			if c.Network == "baseline" {
+			if c.Network == result.BaselineNetwork {
 				bseen[c.Placement] = true
 			}
 		}
 		for _, c := range cases {
 			if !bseen[c.Placement] && c.Placement != netmode.SamePod {
 				bseen[c.Placement] = true
-				withBase = append(withBase, runner.Case{Network: "baseline", Placement: c.Placement})
+				withBase = append(withBase, runner.Case{Network: result.BaselineNetwork, Placement: c.Placement})
 			}
 			withBase = append(withBase, c)
 		}
@@ -141,12 +141,18 @@ func cmdRun(args []string) error {
 	workloads := fs.String("workloads", "", "comma-separated workloads (default: the suite's; see cnperf workloads)")
 	placement := fs.String("placement", "", "same-pod, same-host or cross-host, comma-separated (default: each network's natural one)")
 	duration := fs.Duration("duration", 0, "how long each measurement runs (default: the suite's, 5s)")
-	msgSize := fs.Int("message-size", 0, "message size in bytes (default: 16 for rr, 256 for tcp_stream, 1024 for udp_stream)")
+	msgSize := fs.String("message-size", "", "message size in bytes (default: 16 for rr, 256 for tcp_stream, 1024 for udp_stream); a list (64,256,1024,4096,16384,65536) sweeps the stream and rr workloads, one result per size")
+	parallel := fs.Int("parallel", 0, "stream and rr workloads: run N flows at once between each pair: aggregate, per-flow figures and Jain's fairness")
+	neighbours := fs.String("neighbours", "", "noisy neighbour pods beside the measured pair, every cell measured without and with them: busy:N (busy loops), periodic:N:P% (each wants P% of a CPU), stream:N (N other pairs streaming)")
+	a2aPods := fs.String("pods", "", "alltoall: pod counts, comma-separated (default 2,4,8,16,32)")
+	spreads := fs.String("spread", "", "alltoall across hosts: how pods sit on two hosts: 1:N-1, balanced (default both)")
 	direction := fs.String("direction", "", "stream direction: up (client sends) or down (server sends)")
 	mtu := fs.Int("mtu", 1500, "underlay MTU")
 	repeat := fs.Int("repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
 	startupPods := fs.Int("startup-pods", 0, "startup: pods created per round (default 10, the paper's mean of 10)")
 	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json)")
+	htmlOut := fs.String("html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
+	csvDir := fs.String("csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
 	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	lbs := fs.String("lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
@@ -213,8 +219,20 @@ func cmdRun(args []string) error {
 	if *duration != 0 {
 		params.Duration = *duration
 	}
-	if *msgSize != 0 {
-		params.MessageSize = *msgSize
+	sizes, err := positiveInts("message-size", *msgSize, "64,1024,65536")
+	if err != nil {
+		return err
+	}
+	msgSizes := st.MessageSizes
+	switch {
+	case len(sizes) == 1:
+		params.MessageSize, msgSizes = sizes[0], nil
+	case len(sizes) > 1:
+		msgSizes = sizes
+	}
+	pods, err := positiveInts("pods", *a2aPods, "2,4,8")
+	if err != nil {
+		return err
 	}
 	if *direction != "" {
 		params.Direction = *direction
@@ -233,14 +251,25 @@ func cmdRun(args []string) error {
 		params.Extra = nil
 	}
 	plan := runner.Plan{
-		Cases:       cases,
-		Workloads:   wls,
-		Params:      params,
-		Lab:         lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24"), ModeOptions: modeOpts},
-		Repeat:      cmp.Or(*repeat, st.Rounds),
-		StartupPods: *startupPods,
-		BackendName: *backendName,
-		Agent:       plan0.Agent,
+		Cases:        cases,
+		Workloads:    wls,
+		Params:       params,
+		Lab:          lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24"), ModeOptions: modeOpts},
+		Repeat:       cmp.Or(*repeat, st.Rounds),
+		StartupPods:  *startupPods,
+		BackendName:  *backendName,
+		Agent:        plan0.Agent,
+		MessageSizes: msgSizes,
+		Parallel:     cmp.Or(*parallel, st.Parallel),
+		Neighbours:   cmp.Or(*neighbours, st.Neighbours),
+		AllToAllPods: pods,
+		Spreads:      splitList(*spreads),
+	}
+	if len(plan.AllToAllPods) == 0 {
+		plan.AllToAllPods = st.AllToAllPods
+	}
+	if len(plan.Spreads) == 0 {
+		plan.Spreads = st.Spreads
 	}
 	if err := applyServices(&plan, st, *lbs, *svcCounts, *networks != ""); err != nil {
 		return err
@@ -292,6 +321,11 @@ func cmdRun(args []string) error {
 		return err
 	}
 	plan.Out = path
+	if *htmlOut != "" {
+		if err := checkOutFile("--html", *htmlOut); err != nil {
+			return err
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -314,11 +348,11 @@ func cmdRun(args []string) error {
 			return err
 		}
 		fmt.Println()
-		report.Table(os.Stdout, run)
-		for _, w := range run.Warnings {
-			fmt.Fprintln(os.Stderr, "warning: "+w)
-		}
+		report.Table(os.Stdout, run) // ends with the run's warnings
 		fmt.Printf("\nresults: %s\n", path)
+		if err := writeOutputs(*htmlOut, *csvDir, []report.Input{report.NewInput(path, run)}); err != nil {
+			return err
+		}
 	}
 	if errors.Is(execErr, context.Canceled) {
 		return fmt.Errorf("interrupted; the lab was torn down%s", partial(len(run.Results), path))
@@ -361,8 +395,8 @@ func resultsPath(out string) (string, error) {
 // zero that would mean "the default" (--duration 0, --repeat 0).
 func explicitValues(fs *flag.FlagSet) error {
 	lists := map[string]string{"networks": "host,vxlan", "workloads": "tcp_rr,tcp_stream", "placement": "cross-host",
-		"lb": "iptables,ebpf-socket", "services": "1,10000", "pin": "0,1", "mode-opt": "key=value"}
-	zeros := map[string]string{"duration": "5s", "message-size": "1024", "repeat": "3", "startup-pods": "10", "mtu": "1500"}
+		"lb": "iptables,ebpf-socket", "services": "1,10000", "pin": "0,1", "pods": "2,4,8", "spread": "balanced", "neighbours": "busy:5", "mode-opt": "key=value"}
+	zeros := map[string]string{"duration": "5s", "message-size": "1024", "repeat": "3", "startup-pods": "10", "parallel": "4", "mtu": "1500"}
 	var err error
 	fs.Visit(func(f *flag.Flag) {
 		if err != nil {
@@ -377,6 +411,20 @@ func explicitValues(fs *flag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// positiveInts parses a comma-separated list of positive numbers given
+// to --name ("" is none).
+func positiveInts(name, s, eg string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("--%s %q: %s must be positive numbers, e.g. --%s %s", name, f, strings.ReplaceAll(name, "-", " "), name, eg)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func partial(n int, path string) string {

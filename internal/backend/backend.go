@@ -184,6 +184,13 @@ type DaemonMeter interface {
 	DaemonCPUSeconds() (s float64, ok bool)
 }
 
+// Recorder is implemented by deployments that keep every command they ran
+// to build themselves (the lab: each ip, iptables, bpftool... command, in
+// order), so a result can be traced to how its network was made.
+type Recorder interface {
+	Commands() []string
+}
+
 // ServiceSet is a set of ClusterIP services programmed in a deployment.
 type ServiceSet struct {
 	Target netip.AddrPort // the measured service's address

@@ -46,8 +46,22 @@ type Plan struct {
 	// StartupPods is how many pods the start-up experiment creates per
 	// round (default 10, the paper's mean of 10).
 	StartupPods int
-	Backend     backend.Backend
-	Log         io.Writer
+	// MessageSizes, when more than one, sweeps every stream and rr
+	// workload over these message sizes (the sizes experiment).
+	MessageSizes []int
+	// Parallel, above 1, runs that many flows at once between each pair
+	// (the parallel experiment).
+	Parallel int
+	// Neighbours are the noisy neighbours beside the measured pairs (the
+	// neighbours experiment), as --neighbours gives them: "busy:5",
+	// "periodic:5:10%", "stream:2".
+	Neighbours string
+	// AllToAllPods are the pod counts of the all-to-all experiment and
+	// Spreads how it places them on two hosts ("1:N-1", "balanced").
+	AllToAllPods []int
+	Spreads      []string
+	Backend      backend.Backend
+	Log          io.Writer
 }
 
 // CPUs returns the client and server CPUs (-1 when not pinned).

@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"bytes"
+	"github.com/cnperf/cnperf/internal/racedet"
 	"io"
 	"net"
 	"slices"
@@ -84,7 +85,7 @@ func TestRaw(t *testing.T) {
 // an idle connection) would wait for a 10 ms read timeout elsewhere. The
 // bound on blocking connections keeps round trips at loopback speed.
 func TestManyConnectionsLowLatency(t *testing.T) {
-	if raceOn {
+	if racedet.On {
 		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
 	}
 	s, err := ListenRaw("127.0.0.1:0", 16, 16)

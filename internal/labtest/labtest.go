@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -299,12 +300,16 @@ func CheckSane(t testing.TB, r result.Result) {
 		return
 	}
 	m := r.Metrics
+	var figs []result.Figure
+	if w, err := workload.Get(r.Workload); err == nil {
+		figs = w.Figures()
+	}
 	switch {
-	case strings.HasSuffix(r.Workload, "_stream"):
+	case slices.Contains(figs, result.FigThroughput):
 		if m.ThroughputBps == nil || *m.ThroughputBps < 1e6 {
 			t.Errorf("%s %s %s: throughput %v, want > 1 Mbit/s", r.Network, r.Placement, r.Workload, m.ThroughputBps)
 		}
-	case strings.HasSuffix(r.Workload, "rr"):
+	case slices.Contains(figs, result.FigTransactions):
 		if m.TransactionsPerS == nil || *m.TransactionsPerS < 100 {
 			t.Errorf("%s %s %s: %v trans/s, want > 100", r.Network, r.Placement, r.Workload, m.TransactionsPerS)
 		}

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"github.com/cnperf/cnperf/internal/racedet"
 	"net"
 	"net/netip"
 	"runtime"
@@ -32,7 +33,7 @@ func httpConfig(addr netip.AddrPort) Config {
 }
 
 func TestOpenLoopHTTP(t *testing.T) {
-	if raceOn {
+	if racedet.On {
 		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
 	}
 	for _, size := range []int{350, 4096} {
@@ -86,7 +87,7 @@ func TestPaceProbe(t *testing.T) {
 }
 
 func TestClosedLoopHTTP(t *testing.T) {
-	if raceOn {
+	if racedet.On {
 		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
 	}
 	addr := startHTTP(t, 350)
@@ -172,7 +173,7 @@ func io_ReadFull(c net.Conn, b []byte) (int, error) {
 // stall in the corrected tail, with every scheduled request measured; the
 // uncorrected latency (what a closed-loop tool reports) hides most of it.
 func TestCoordinatedOmissionCorrected(t *testing.T) {
-	if raceOn {
+	if racedet.On {
 		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
 	}
 	s := newStallServer(t)
@@ -260,7 +261,7 @@ func TestMergeAcrossWorkersAndAgents(t *testing.T) {
 // The hot path allocates nothing: a run's allocations do not grow with its
 // request count.
 func TestNoAllocationPerRequest(t *testing.T) {
-	if raceOn {
+	if racedet.On {
 		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
 	}
 	addr := startHTTP(t, 350)
@@ -318,7 +319,7 @@ func TestBadInput(t *testing.T) {
 // A rate far beyond what one connection can carry is a saturated step, not
 // a latency.
 func TestUnreachableRateIsSaturated(t *testing.T) {
-	if raceOn {
+	if racedet.On {
 		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
 	}
 	s := newStallServer(t)
@@ -348,7 +349,7 @@ func TestUnreachableRateIsSaturated(t *testing.T) {
 // Workers wait in epoll without releasing their P; a garbage collection
 // during a run against a silent server must still complete promptly.
 func TestRawWaitDoesNotBlockGC(t *testing.T) {
-	if raceOn {
+	if racedet.On {
 		t.Skip("timing assertions: run without -race (scripts/test.sh does)")
 	}
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")

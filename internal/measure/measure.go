@@ -8,7 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/agent"
@@ -28,6 +30,11 @@ type Spec struct {
 	// first server for Params.Port.
 	Addr netip.AddrPort
 	Path string // how the dialled address is described ("" = Addr)
+	// Flows runs that many flows at once between the client and the
+	// servers (0 or 1: one), each on its own port (Params.Port+i): the
+	// result is their aggregate, with each flow's figures in Result.Flows
+	// and Jain's fairness index over their main figure.
+	Flows int
 }
 
 // Measure runs s in d and returns its result (Error set when it failed;
@@ -112,30 +119,71 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 		}
 	}
 
-	var srvs []*agent.Server
-	stopAll := func() ([]workload.Report, error) {
-		var reps []workload.Report
+	flows := max(1, s.Flows)
+	if flows > 1 && s.Addr.IsValid() {
+		res.Error = "parallel flows to a given address are not supported; drop --parallel"
+		return res
+	}
+	addrs := []netip.AddrPort{addr}
+	for i := 1; i < flows; i++ {
+		a, err := d.Dial(ctx, s.Client, s.Servers[0], w.Proto(), params.Port+i)
+		if err != nil {
+			res.Error = err.Error()
+			return res
+		}
+		addrs = append(addrs, a)
+	}
+	if flows > 1 {
+		res.Params["flows"] = flows
+	}
+	flowParams := func(i int) workload.Params {
+		fp := params
+		fp.Port = params.Port + i
+		return fp
+	}
+
+	var srvs [][]*agent.Server // per flow, per server pod
+	stopAll := func() ([][]workload.Report, error) {
+		var reps [][]workload.Report
 		var errs []error
-		for _, srv := range srvs {
-			r, err := srv.Stop()
-			reps = append(reps, r)
-			errs = append(errs, err)
+		for _, fs := range srvs {
+			var fr []workload.Report
+			for _, srv := range fs {
+				r, err := srv.Stop()
+				fr = append(fr, r)
+				errs = append(errs, err)
+			}
+			reps = append(reps, fr)
 		}
 		srvs = nil
 		return reps, errors.Join(errs...)
 	}
-	for _, p := range servers {
-		srv, err := p.Agent.Serve(ctx, w.Name(), params)
-		if err != nil {
-			_, _ = stopAll()
-			res.Error = fmt.Sprintf("server on %s: %v", p.Name, err)
-			return res
+	for i := 0; i < flows; i++ {
+		srvs = append(srvs, nil)
+		for _, p := range servers {
+			srv, err := p.Agent.Serve(ctx, w.Name(), flowParams(i))
+			if err != nil {
+				_, _ = stopAll()
+				res.Error = fmt.Sprintf("server on %s: %v", p.Name, err)
+				return res
+			}
+			srvs[i] = append(srvs[i], srv)
 		}
-		srvs = append(srvs, srv)
 	}
 	rctx, cancel := context.WithTimeout(ctx, params.Duration+30*time.Second)
-	crep, cerr := client.Agent.Run(rctx, w.Name(), params, addr)
+	creps := make([]workload.Report, flows)
+	cerrs := make([]error, flows)
+	var wg sync.WaitGroup
+	for i := 0; i < flows; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			creps[i], cerrs[i] = client.Agent.Run(rctx, w.Name(), flowParams(i), addrs[i])
+		}()
+	}
+	wg.Wait()
 	cancel()
+	crep, cerr := creps[0], errors.Join(cerrs...)
 	if w.Proto() == "udp" {
 		time.Sleep(50 * time.Millisecond) // datagrams in flight reach the server's count
 	}
@@ -147,7 +195,7 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 			hasCPU = false
 		}
 	}
-	sreps, serr := stopAll()
+	fsreps, serr := stopAll()
 	if cerr != nil {
 		res.Error = "client: " + cerr.Error() + logOf(d, s.Client)
 		return res
@@ -158,6 +206,29 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 			res.Error += logOf(d, s.Servers[0])
 		}
 		return res
+	}
+	sreps := fsreps[0]
+	if flows > 1 {
+		// each flow's figures, then the aggregate over every flow; the
+		// agents' CPU of concurrent jobs in one process is that process's
+		// (each job reports the process's), so it is the largest, not a sum
+		var all []workload.Report
+		var ccpu, scpu float64
+		for i := 0; i < flows; i++ {
+			sr := MergeReports(fsreps[i])
+			m, _, err := w.Metrics(flowParams(i), creps[i], sr)
+			if err != nil {
+				res.Error = fmt.Sprintf("flow %d: %v", i+1, err)
+				return res
+			}
+			res.Flows = append(res.Flows, m)
+			all = append(all, sr)
+			ccpu, scpu = math.Max(ccpu, creps[i].CPUSeconds), math.Max(scpu, sr.CPUSeconds)
+		}
+		crep = MergeReports(creps)
+		crep.CPUSeconds = ccpu
+		sreps = []workload.Report{MergeReports(all)}
+		sreps[0].CPUSeconds = scpu
 	}
 	srep := MergeReports(sreps)
 	mt, h, err := w.Metrics(params, crep, srep)
@@ -190,9 +261,51 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 			mt.Kernel = kernelCounters(w.Proto(), snmp0, snmp1)
 		}
 	}
+	if len(res.Flows) > 1 {
+		setExtra(&mt, result.ExtraFlows, float64(len(res.Flows)))
+		if key := mainKey(w); key != "" {
+			var xs []float64
+			for _, f := range res.Flows {
+				if v, ok := f.Value(key); ok {
+					xs = append(xs, v)
+				}
+			}
+			if len(xs) == len(res.Flows) {
+				setExtra(&mt, result.ExtraJain, Jain(xs))
+				lo, hi := xs[0], xs[0]
+				for _, x := range xs {
+					lo, hi = math.Min(lo, x), math.Max(hi, x)
+				}
+				setExtra(&mt, result.ExtraFlowMin, lo)
+				setExtra(&mt, result.ExtraFlowMax, hi)
+			}
+		}
+	}
 	res.Metrics = mt
 	res.Histogram = h
 	return res
+}
+
+// mainKey is the key of w's main figure (its first), "" when it has none.
+func mainKey(w workload.Workload) string {
+	if fs := w.Figures(); len(fs) > 0 {
+		return fs[0].Key
+	}
+	return ""
+}
+
+// Jain is Jain's fairness index of xs: (Σx)² / (n·Σx²), 1 when every flow
+// got the same, 1/n when one got everything (0 for no data).
+func Jain(xs []float64) float64 {
+	var sum, sq float64
+	for _, x := range xs {
+		sum += x
+		sq += x * x
+	}
+	if sq == 0 {
+		return 0
+	}
+	return sum * sum / (float64(len(xs)) * sq)
 }
 
 func logOf(d backend.Deployment, pod string) string {

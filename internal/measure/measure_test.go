@@ -27,3 +27,19 @@ func TestMergeReports(t *testing.T) {
 		t.Errorf("merged histogram: %v count %d, want 3", err, h.Count())
 	}
 }
+
+func TestJain(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{5, 5, 5, 5}, 1},
+		{[]float64{1, 0, 0, 0}, 0.25},
+		{[]float64{3, 1}, 16.0 / 20},
+		{[]float64{0, 0}, 0},
+	} {
+		if got := Jain(tc.xs); got < tc.want-1e-9 || got > tc.want+1e-9 {
+			t.Errorf("Jain(%v) = %v, want %v", tc.xs, got, tc.want)
+		}
+	}
+}

@@ -120,3 +120,32 @@ func Allows(m Mode, p Placement) (bool, string) {
 	}
 	return false, fmt.Sprintf("%s supports only %s", m.Name(), joinP(m.Placements()))
 }
+
+// Traits are what a network demands of the infrastructure and offers
+// beyond moving packets; `cnperf recommend --constraint` reads them. A
+// mode that declares none demands nothing and offers nothing here.
+type Traits struct {
+	// L2Adjacency, when set, says why the hosts must share one L2 segment
+	// (a route's next hop is the peer host itself).
+	L2Adjacency string
+	// RouteLimitOption names the mode option bounding the routes it needs
+	// in a cloud's route table, one per node ("route-limit"); empty when it
+	// needs none there.
+	RouteLimitOption string
+	// Encryption is the mode option that encrypts pod traffic between
+	// hosts ("encrypt=aes-gcm"); empty when the mode cannot.
+	Encryption string
+}
+
+// TraitDeclarer is implemented by modes with Traits.
+type TraitDeclarer interface {
+	Traits() Traits
+}
+
+// TraitsOf returns m's traits (none when it declares none).
+func TraitsOf(m Mode) Traits {
+	if d, ok := m.(TraitDeclarer); ok {
+		return d.Traits()
+	}
+	return Traits{}
+}

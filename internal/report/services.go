@@ -162,7 +162,7 @@ func Services(w io.Writer, run *result.Run) {
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, k := range rows {
 		lb, n := k.lb, fmt.Sprint(k.services)
-		if k.lb == "none" {
+		if k.lb == result.ReferenceLB {
 			lb, n = "none (pod IP)", "-"
 		}
 		row := []string{k.network, lb, n, "-"}

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -163,6 +164,9 @@ func Table(w io.Writer, run *result.Run) {
 	}
 	Services(w, run)
 	replicas(w, run)
+	Sizes(w, run)
+	Flows(w, run)
+	Neighbours(w, run)
 	for _, s := range run.Skipped {
 		what := s.Network
 		if s.Placement != "" {
@@ -170,17 +174,18 @@ func Table(w io.Writer, run *result.Run) {
 		}
 		fmt.Fprintf(w, "skipped %s: %s\n", what, s.Reason)
 	}
-	for _, m := range run.Warnings {
-		fmt.Fprintln(w, "warning: "+m)
+	if len(sums) > 0 {
+		legend(w, run)
+	} else {
+		fmt.Fprintln(w, "(x) is the ratio to baseline in the same placement: above 1 is more throughput or transactions.")
 	}
+	// last, where a reader finishing the page sees them
 	if run.Incomplete {
 		fmt.Fprintln(w, "incomplete: the run was cut short or is still going; cells not shown were not measured")
 	}
-	if len(sums) > 0 {
-		legend(w, run)
-		return
+	for _, m := range run.Warnings {
+		fmt.Fprintln(w, "warning: "+m)
 	}
-	fmt.Fprintln(w, "(x) is the ratio to baseline in the same placement: above 1 is more throughput or transactions.")
 }
 
 // sumKey finds the summary of one figure of one cell.
@@ -217,11 +222,42 @@ func legend(w io.Writer, run *result.Run) {
 	if level == 0 {
 		level = 0.95
 	}
+	if n < 2 {
+		fmt.Fprintln(w, "one round: (x) is the ratio to baseline in the same placement, with no interval and no test, so every")
+		fmt.Fprintln(w, "difference is marked ≈ (run --repeat 3 or more for intervals and verdicts).")
+		noise(w, run)
+		return
+	}
 	fmt.Fprintf(w, "figures are medians over %d rounds; (x) is the ratio to baseline in the same placement (the median of\n", n)
 	fmt.Fprintf(w, "the per-round ratios) and [lo, hi] its %g%% interval: above 1 is more throughput or transactions.\n", 100*level)
 	if c != nil {
 		fmt.Fprintf(w, "≈: no significant difference (%s over %d rounds, p<%g and ≥%g %% effect)\n", c.Test, n, c.Alpha, 100*c.MinEffect)
 	}
+	noise(w, run)
+}
+
+// noise prints how much the reference cells' rates moved between rounds
+// (their coefficient of variation): the reader's measure of the machine's
+// noise, which the run warns about above stats.NoisyCV.
+func noise(w io.Writer, run *result.Run) {
+	var parts []string
+	for _, s := range stats.NoiseSummaries(run.Summaries, FiguresOf) {
+		parts = append(parts, fmt.Sprintf("%s %s %s %.1f%%", s.Cell.Workload, s.Cell.Placement, summaryLabel(s), 100*s.CV))
+	}
+	if len(parts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "noise: baseline's spread between rounds (CV): %s (warned above %g%%)\n", strings.Join(parts, ", "), 100*stats.NoisyCV)
+}
+
+// summaryLabel is the label of a summary's figure ("trans/s").
+func summaryLabel(s result.Summary) string {
+	for _, f := range FiguresOf(s.Cell.Workload) {
+		if f.Key == s.Figure {
+			return f.Label
+		}
+	}
+	return s.Figure
 }
 
 // ratio prints a comparison: 1.12x when significant, ≈1.02x when not,

@@ -25,6 +25,15 @@ const (
 	ExtraDaemonCPU       = "daemon_cpu_s_per_s"        // user-space datapath daemons (flannel-udp, weave)
 	ExtraIfaceRxBytes    = "iface_rx_bytes"            // bytes the server pod's interface received
 	ExtraIfaceRxPerBytes = "iface_rx_per_payload_byte" // of those, per payload byte
+	// parallel flows (measure.Spec.Flows)
+	ExtraFlows   = "flows"         // flows run at once
+	ExtraJain    = "fairness_jain" // Jain's index over the flows' main figure
+	ExtraFlowMin = "flow_min"      // the smallest flow's main figure
+	ExtraFlowMax = "flow_max"      // the largest flow's main figure
+	// noisy neighbours, on a result measured beside them
+	ExtraNeighbourCPU = "neighbour_cpu_s_per_s" // CPU the neighbours' cgroups used, CPU-s per s
+	ExtraQuiet        = "quiet_value"           // the main figure without them, same round
+	ExtraDropPct      = "drop_pct"              // how much worse than quiet, % (negative: better)
 	// startup
 	ExtraVsNoNetwork = "vs_no_network"
 	ExtraNoNetworkMs = "no_network_ms"

@@ -38,6 +38,17 @@ type Run struct {
 	// Warnings are what the reader must know to judge the numbers (a noisy
 	// machine, a cell that failed in some rounds).
 	Warnings []string `json:"warnings,omitempty"`
+	// Builds are, per deployment, the commands that built its network and
+	// started its agents, in order (backends that keep them: the lab).
+	Builds []Build `json:"builds,omitempty"`
+}
+
+// Build is how one deployment was made.
+type Build struct {
+	Network  string   `json:"network"`
+	Backend  string   `json:"backend,omitempty"`
+	ID       string   `json:"id"` // the lab's (or project's) id
+	Commands []string `json:"commands"`
 }
 
 // Summary is one figure of one cell over every round that measured it.
@@ -130,6 +141,13 @@ type Result struct {
 	Error     string         `json:"error,omitempty"`
 	Round     int            `json:"round,omitempty"` // 1-based round of an interleaved run
 	Backend   string         `json:"backend,omitempty"`
+	// Flows are each flow's figures when several ran at once (--parallel);
+	// Metrics is then their aggregate.
+	Flows []Metrics `json:"flows,omitempty"`
+	// VsQuiet compares a result measured beside noisy neighbours with the
+	// same cell measured without them, paired by round: the ratio of the
+	// main figure, its interval and verdict (set once every round ran).
+	VsQuiet *Comparison `json:"vs_quiet,omitempty"`
 }
 
 // Metrics holds the figures of a result. A metric that does not apply to a

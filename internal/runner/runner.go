@@ -68,6 +68,13 @@ type Plan struct {
 	// StartupPods is how many pods the start-up measurement creates per
 	// round (default 10).
 	StartupPods int
+	// MessageSizes, Parallel, Neighbours, AllToAllPods and Spreads are the
+	// experiments' knobs (see experiment.Plan).
+	MessageSizes []int
+	Parallel     int
+	Neighbours   string
+	AllToAllPods []int
+	Spreads      []string
 	// Out, when set, receives the results after every finished cell
 	// (atomically, marked incomplete until the run ends).
 	Out string
@@ -233,6 +240,8 @@ func (p *Plan) experimentPlan() *experiment.Plan {
 	return &experiment.Plan{
 		Cases: p.Cases, Workloads: p.Workloads, Params: p.Params, Rounds: p.Repeat, Pin: p.Pin,
 		LBs: p.LBs, Services: p.Services, StartupPods: p.StartupPods, Backend: p.backend(), Log: p.Log,
+		MessageSizes: p.MessageSizes, Parallel: p.Parallel, Neighbours: p.Neighbours,
+		AllToAllPods: p.AllToAllPods, Spreads: p.Spreads,
 	}
 }
 

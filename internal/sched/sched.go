@@ -129,6 +129,10 @@ func Run(ctx context.Context, units []Unit, rounds int, rec *Recorder) (err erro
 				continue
 			}
 		}
+		if r, ok := d.(backend.Recorder); ok {
+			rec.Run.Builds = append(rec.Run.Builds, result.Build{
+				Network: d.Network(), Backend: u.Backend.Name(), ID: d.ID(), Commands: r.Commands()})
+		}
 	}
 	type slot struct {
 		b    built

@@ -22,6 +22,7 @@ type fakeBackend struct {
 	failOn    string // network whose Deploy fails
 	skipOn    string // network whose Deploy is a skip
 	uncheckOn string // network Check refuses
+	recording bool   // deployments keep their commands (backend.Recorder)
 }
 
 func (b *fakeBackend) log(s string) {
@@ -49,6 +50,9 @@ func (b *fakeBackend) Deploy(ctx context.Context, t backend.Topology) (backend.D
 		return nil, backend.Skip("no pod addresses")
 	}
 	b.log("deploy " + t.Network)
+	if b.recording {
+		return &recordingDep{fakeDep{b: b, net: t.Network}}, nil
+	}
 	return &fakeDep{b: b, net: t.Network}, nil
 }
 
@@ -67,6 +71,11 @@ func (d *fakeDep) Params() map[string]any                           { return nil
 func (d *fakeDep) AgentLog(string) string                           { return "" }
 func (d *fakeDep) Environment(context.Context, *result.Environment) {}
 func (d *fakeDep) Teardown() error                                  { d.b.log("teardown " + d.net); return nil }
+
+// recordingDep keeps the commands that built it, as the lab does.
+type recordingDep struct{ fakeDep }
+
+func (d *recordingDep) Commands() []string { return []string{"ip netns add " + d.net} }
 
 func cell(name string, b *fakeBackend, hook func(ctx context.Context, round int) error) Cell {
 	return Cell{Name: name, Run: func(ctx context.Context, d backend.Deployment, round int, rec *Recorder) error {
@@ -166,6 +175,28 @@ func TestRunRounds(t *testing.T) {
 	}
 	if per[1] != 4 || per[2] != 4 || per[3] != 4 {
 		t.Errorf("results per round %v, want 4 each", per)
+	}
+}
+
+// A deployment that keeps its commands has them in the run, once, in the
+// order the units were deployed; one that does not adds nothing.
+func TestRunRecordsBuilds(t *testing.T) {
+	for _, recording := range []bool{false, true} {
+		b := &fakeBackend{recording: recording}
+		run := &result.Run{}
+		if err := Run(context.Background(), units(b, []string{"baseline", "vxlan"}, nil), 2, &Recorder{Run: run}); err != nil {
+			t.Fatal(err)
+		}
+		var want []result.Build
+		if recording {
+			want = []result.Build{
+				{Network: "baseline", Backend: "fake", ID: "baseline", Commands: []string{"ip netns add baseline"}},
+				{Network: "vxlan", Backend: "fake", ID: "vxlan", Commands: []string{"ip netns add vxlan"}},
+			}
+		}
+		if !reflect.DeepEqual(run.Builds, want) {
+			t.Errorf("recording=%v: builds %+v, want %+v", recording, run.Builds, want)
+		}
 	}
 }
 

@@ -38,7 +38,7 @@ const (
 // reference cell itself.
 func Reference(k result.CellKey) (ref result.CellKey, ok bool) {
 	if k.LB != "" {
-		if k.LB == "none" {
+		if k.LB == result.ReferenceLB {
 			return ref, false
 		}
 		var steps []string

@@ -23,6 +23,13 @@ type Suite struct {
 	Params    workload.Params
 	LBs       []string // ClusterIP load balancers (a services run), see runner.Plan
 	Services  []int    // service-count scale steps
+	// MessageSizes, Parallel, Neighbours, AllToAllPods and Spreads are the
+	// experiments' knobs (see experiment.Plan); flags override them.
+	MessageSizes []int
+	Parallel     int
+	Neighbours   string
+	AllToAllPods []int
+	Spreads      []string
 	// Rounds is how many interleaved rounds the suite runs by default
 	// (--repeat overrides it); 0 means 1.
 	Rounds int

@@ -283,6 +283,18 @@ func IsBulk(w Workload) bool {
 	return ok && b.Bulk()
 }
 
+// HTTP is implemented by workloads whose requests are HTTP: a target given
+// to them from outside a lab (cnperf load) is a URL, not HOST:PORT.
+type HTTP interface {
+	HTTP() bool
+}
+
+// IsHTTP reports whether w speaks HTTP.
+func IsHTTP(w Workload) bool {
+	h, ok := w.(HTTP)
+	return ok && h.HTTP()
+}
+
 // Varied is implemented by workloads that a comparison runs in several
 // variants unless the user chose one (http_qps through a service: short
 // and keep-alive connections). Each variant is a set of Params.Extra keys;

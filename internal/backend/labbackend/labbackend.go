@@ -324,6 +324,9 @@ func (d *Deployment) AgentLog(pod string) string {
 // Teardown implements backend.Deployment.
 func (d *Deployment) Teardown() error { return d.Lab.Teardown() }
 
+// Commands implements backend.Recorder: every command the lab ran so far.
+func (d *Deployment) Commands() []string { return d.Lab.Commands() }
+
 // Environment records the lab's offloads and sysctls (from its first host).
 func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 	if env.Offloads != nil {

@@ -2,7 +2,11 @@
 package all
 
 import (
-	_ "github.com/cnperf/cnperf/internal/experiment/pairs"    // pairs
-	_ "github.com/cnperf/cnperf/internal/experiment/services" // services
-	_ "github.com/cnperf/cnperf/internal/experiment/startup"  // startup
+	_ "github.com/cnperf/cnperf/internal/experiment/alltoall"   // alltoall
+	_ "github.com/cnperf/cnperf/internal/experiment/neighbours" // neighbours
+	_ "github.com/cnperf/cnperf/internal/experiment/pairs"      // pairs
+	_ "github.com/cnperf/cnperf/internal/experiment/parallel"   // parallel
+	_ "github.com/cnperf/cnperf/internal/experiment/services"   // services
+	_ "github.com/cnperf/cnperf/internal/experiment/sizes"      // sizes
+	_ "github.com/cnperf/cnperf/internal/experiment/startup"    // startup
 )

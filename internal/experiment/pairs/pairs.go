@@ -123,18 +123,41 @@ func (Pairs) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, error)
 // multi-step workload in turn, on a fresh port each time (a port freed by
 // the last measurement may still be in TIME_WAIT).
 func Cell(name string, w workload.Workload, base workload.Params, pl backend.Placement, client, server, pin string, port *int) sched.Cell {
+	return VariantCell(name, w, base, pl, client, server, pin, port, Variant{})
+}
+
+// Variant is what an experiment built on pairs changes in a cell: a label
+// before its steps' (a message size of a sweep, a flow count) and the
+// number of flows run at once.
+type Variant struct {
+	Step  string
+	Flows int
+}
+
+func (v Variant) step(label string) string {
+	switch {
+	case v.Step == "":
+		return label
+	case label == "":
+		return v.Step
+	}
+	return v.Step + " " + label
+}
+
+// VariantCell is Cell with a variant.
+func VariantCell(name string, w workload.Workload, base workload.Params, pl backend.Placement, client, server, pin string, port *int, v Variant) sched.Cell {
 	return sched.Cell{Name: name, Run: func(ctx context.Context, d backend.Deployment, round int, rec *sched.Recorder) error {
 		experiment.Steps(w, base, func() bool { return ctx.Err() != nil }, func(params workload.Params, label string) workload.StepResult {
 			params.Port = *port
-			if *port++; *port > 60000 {
+			if *port += max(1, v.Flows); *port > 60000 {
 				*port = 5201
 			}
-			res := measure.Measure(ctx, d, measure.Spec{Workload: w, Params: params, Client: client, Servers: []string{server}})
+			res := measure.Measure(ctx, d, measure.Spec{Workload: w, Params: params, Client: client, Servers: []string{server}, Flows: v.Flows})
 			sr := workload.StepResult{Params: params, Metrics: res.Metrics}
 			if ctx.Err() != nil {
 				return sr
 			}
-			res.Placement, res.Step, res.Round = string(pl), label, round
+			res.Placement, res.Step, res.Round = string(pl), v.step(label), round
 			if pin != "" {
 				res.Params["pinned_cpus"] = pin
 			}
@@ -146,4 +169,16 @@ func Cell(name string, w workload.Workload, base workload.Params, pl backend.Pla
 		})
 		return nil
 	}}
+}
+
+// ByNetwork groups p's cases by network, in the order first named.
+func ByNetwork(p *experiment.Plan) (order []string, placements map[string][]backend.Placement) {
+	placements = map[string][]backend.Placement{}
+	for _, c := range p.Cases {
+		if _, seen := placements[c.Network]; !seen {
+			order = append(order, c.Network)
+		}
+		placements[c.Network] = append(placements[c.Network], c.Placement)
+	}
+	return order, placements
 }

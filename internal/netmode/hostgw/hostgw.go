@@ -80,3 +80,8 @@ func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*
 func (Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, port int) (netip.AddrPort, error) {
 	return podnet.Direct(from, to, port)
 }
+
+// Traits implements netmode.TraitDeclarer.
+func (Mode) Traits() netmode.Traits {
+	return netmode.Traits{L2Adjacency: "each host routes a remote pod subnet via that host's underlay IP, on-link"}
+}

@@ -141,3 +141,8 @@ func (m Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) 
 func (Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, port int) (netip.AddrPort, error) {
 	return podnet.Direct(from, to, port)
 }
+
+// Traits implements netmode.TraitDeclarer.
+func (m Mode) Traits() netmode.Traits {
+	return netmode.Traits{L2Adjacency: "remote pod blocks are routed via their host's underlay IP, on-link"}
+}

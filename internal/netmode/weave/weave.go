@@ -227,3 +227,8 @@ func (m *Mode) DaemonCPUSeconds(l *lab.Lab) float64 {
 	st.mu.Unlock()
 	return ctrlplane.ProcsCPU(procs)
 }
+
+// Traits implements netmode.TraitDeclarer.
+func (*Mode) Traits() netmode.Traits {
+	return netmode.Traits{Encryption: "encrypt=aes-gcm"}
+}

@@ -83,6 +83,7 @@ func TestFlagsAreTheDeclaredOptions(t *testing.T) {
 func TestFigures(t *testing.T) {
 	full := result.Metrics{
 		ThroughputBps: result.F(1), TransactionsPerS: result.F(1), LossRatio: result.F(0), Errors: result.I(0),
+		ClientCPUSPerS: result.F(1), ServerCPUSPerS: result.F(1), DurationS: result.F(1),
 		LatencyUs: map[string]float64{}, Extra: map[string]float64{},
 		CPU: &result.CPUCost{UsPerTrans: result.F(1), NsPerByte: result.F(1)},
 	}

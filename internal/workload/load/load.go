@@ -54,6 +54,12 @@ func (TCPRate) Name() string { return "tcp_rate" }
 // Name implements workload.Workload.
 func (HTTPQPS) Name() string { return "http_qps" }
 
+// HTTP implements workload.HTTP.
+func (HTTPRate) HTTP() bool { return true }
+
+// HTTP implements workload.HTTP.
+func (HTTPQPS) HTTP() bool { return true }
+
 // Variants: through a service, both short and keep-alive connections
 // (seed 003), unless --keepalive chose one.
 func (HTTPQPS) Variants() []map[string]string {

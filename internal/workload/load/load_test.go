@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"github.com/cnperf/cnperf/internal/racedet"
 	"net"
 	"net/netip"
 	"os"
@@ -246,6 +247,11 @@ func TestServeRunLoopback(t *testing.T) {
 				t.Skip("nginx runs as root; run as root")
 			}
 			p := workload.Params{Extra: c.extra, Duration: 300 * time.Millisecond, Port: freePort(t)}
+			if c.nginx && c.closed {
+				// a closed loop's first answer waits for nginx's workers,
+				// which a busy machine may not schedule within 300ms
+				p.Duration = 2 * time.Second
+			}
 			c.w.Defaults(&p)
 			if err := c.w.Validate(p); err != nil {
 				t.Skip(err) // nginx not installed
@@ -277,8 +283,17 @@ func TestServeRunLoopback(t *testing.T) {
 			if h == "" || *m.Transactions == 0 || m.Errors != nil {
 				t.Fatalf("transactions %d errors %v", *m.Transactions, m.Errors)
 			}
-			if !c.closed && *m.Transactions != 600 {
-				t.Errorf("open loop at 2000/s for 300ms answered %d, want 600", *m.Transactions)
+			if !c.closed {
+				// The schedule is exact whatever the machine does; how many
+				// of its requests a server answers within the window is a
+				// matter of timing, asserted only for the built-in server
+				// and without the race detector's slowdown.
+				if got := m.Extra[result.ExtraScheduled]; got != 600 {
+					t.Errorf("open loop at 2000/s for 300ms scheduled %v requests, want 600", got)
+				}
+				if !c.nginx && !racedet.On && *m.Transactions != 600 {
+					t.Errorf("open loop at 2000/s for 300ms answered %d, want 600", *m.Transactions)
+				}
 			}
 			t.Logf("%.0f req/s p50 %.1fus p99 %.1fus", *m.TransactionsPerS, m.LatencyUs["p50"], m.LatencyUs["p99"])
 		})

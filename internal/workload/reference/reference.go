@@ -1,6 +1,6 @@
-// Package reference runs the reference tools — iperf3 and sockperf — as
-// cnperf workloads, inside the same agents and pods as cnperf's own
-// workloads. `cnperf run --workloads tcp_stream,iperf3_tcp,tcp_rr,sockperf_tcp`
+// Package reference runs the reference tools — iperf3, iperf 2, nuttcp and
+// sockperf — as cnperf workloads, inside the same agents and pods as
+// cnperf's own workloads. `cnperf run --workloads tcp_stream,iperf3_tcp,tcp_rr,sockperf_tcp`
 // therefore measures both on the very same lab path, side by side in one
 // run: that is how cnperf's numbers are validated (docs/validation.md).
 package reference

@@ -198,6 +198,35 @@ func (s *FD) SetTimeouts(usec int64) error {
 	return unix.SetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
 }
 
+// Port is the local port the socket is bound to.
+func (s *FD) Port() (int, error) {
+	sa, err := unix.Getsockname(s.fd)
+	if err != nil {
+		return 0, err
+	}
+	if in, ok := sa.(*unix.SockaddrInet4); ok {
+		return in.Port, nil
+	}
+	return 0, fmt.Errorf("sock: not an IPv4 socket")
+}
+
+// SetNoDelay sets or clears TCP_NODELAY. Dial and Accept set it (round
+// trips must not wait for Nagle); a bulk stream clears it, as netperf's
+// TCP_STREAM, iperf and nuttcp leave Nagle on unless asked.
+func (s *FD) SetNoDelay(on bool) error {
+	v := 0
+	if on {
+		v = 1
+	}
+	return unix.SetsockoptInt(s.fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, v)
+}
+
+// NoDelay reports whether TCP_NODELAY is set.
+func (s *FD) NoDelay() (bool, error) {
+	v, err := unix.GetsockoptInt(s.fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
+	return v != 0, err
+}
+
 // SetBuffers sets SO_SNDBUF and SO_RCVBUF when n > 0.
 func (s *FD) SetBuffers(n int) {
 	if n > 0 {

@@ -130,6 +130,38 @@ func (TCP) Metrics(p workload.Params, c, s workload.Report) (result.Metrics, str
 	return metrics(p, c, s, false)
 }
 
+// Nagle stays on in a stream, both ends, as in netperf's TCP_STREAM and
+// iperf3, iperf 2 and nuttcp by default (their -D, -N, -N, -D turn it off).
+// It is not a detail: with TCP_NODELAY, 128 KiB writes moved about twice as
+// much on this machine's pod paths (vxlan, host-gw) as with Nagle, in
+// cnperf and in each of those tools alike, and put vxlan above baseline
+// (docs/validation.md, "Streams"). tcp_stream set it until then, because
+// sock.Dial and Accept set it for the round-trip workloads.
+func dialStream(addr netip.AddrPort) (*sock.FD, error) {
+	c, err := sock.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.SetNoDelay(false); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("clearing TCP_NODELAY: %w", err)
+	}
+	return c, nil
+}
+
+// acceptStream is Accept with Nagle back on (see dialStream).
+func acceptStream(ln *sock.FD) (*sock.FD, error) {
+	c, err := ln.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.SetNoDelay(false); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("clearing TCP_NODELAY: %w", err)
+	}
+	return c, nil
+}
+
 func sendFor(c *sock.FD, size int, d time.Duration) (workload.Report, error) {
 	buf := make([]byte, size)
 	var r workload.Report
@@ -188,7 +220,7 @@ func (TCP) Serve(ctx context.Context, p workload.Params, ready func()) (workload
 	}()
 	ready()
 	for {
-		c, err := ln.Accept()
+		c, err := acceptStream(ln)
 		if err != nil {
 			break
 		}
@@ -229,7 +261,7 @@ func (TCP) Serve(ctx context.Context, p workload.Params, ready func()) (workload
 func (TCP) Run(ctx context.Context, p workload.Params, addr netip.AddrPort) (workload.Report, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	c, err := sock.Dial("tcp", addr)
+	c, err := dialStream(addr)
 	if err != nil {
 		return workload.Report{}, err
 	}

@@ -1,0 +1,53 @@
+package sizes
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/experiment"
+	_ "github.com/cnperf/cnperf/internal/workload/all"
+)
+
+func TestClaimValidateUnits(t *testing.T) {
+	cases := []experiment.Case{{Network: "baseline", Placement: backend.CrossHost}, {Network: "vxlan", Placement: backend.CrossHost}}
+	one := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_stream"}, MessageSizes: []int{1024}}
+	if got := (Sizes{}).Claim(one); got != nil {
+		t.Errorf("one size claimed %v; the pairs experiment measures it", got)
+	}
+	p := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_stream", "udp_rr", "http_rate"}, MessageSizes: []int{64, 65507}}
+	ws := (Sizes{}).Claim(p)
+	if strings.Join(ws, ",") != "tcp_stream,udp_rr" {
+		t.Fatalf("claimed %v, want the single-step workloads", ws)
+	}
+	if err := (Sizes{}).Validate(p, ws); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sizes []int
+		wl    string
+		want  string
+	}{
+		{[]int{64, 0}, "tcp_stream", "positive"},
+		{[]int{64, 65536}, "udp_stream", "--message-size 65536: udp_stream"},
+		{[]int{64, 64}, "tcp_stream", "twice"},
+	} {
+		q := &experiment.Plan{Cases: cases, Workloads: []string{tc.wl}, MessageSizes: tc.sizes}
+		err := (Sizes{}).Validate(q, []string{tc.wl})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v %s: %v, want an error with %q", tc.sizes, tc.wl, err, tc.want)
+		}
+	}
+	units, err := (Sizes{}).Units(p, ws)
+	if err != nil || len(units) != 2 {
+		t.Fatalf("units %d, %v", len(units), err)
+	}
+	var names []string
+	for _, c := range units[1].Cells {
+		names = append(names, c.Name)
+	}
+	want := "cross-host tcp_stream size=64,cross-host tcp_stream size=65507,cross-host udp_rr size=64,cross-host udp_rr size=65507"
+	if strings.Join(names, ",") != want {
+		t.Errorf("cells %v, want %s", names, want)
+	}
+}

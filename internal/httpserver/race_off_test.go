@@ -1,5 +1,0 @@
-//go:build !race
-
-package httpserver
-
-const raceOn = false

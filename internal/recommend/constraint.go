@@ -1,0 +1,223 @@
+package recommend
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// Constraint is one --constraint: what the user's infrastructure allows or
+// demands. It reads the traits networks declare (netmode.Traits) and this
+// host's kernel; it never names a network.
+type Constraint struct {
+	Name  string
+	Value int // cloud-route-limit's number
+}
+
+// The constraints.
+const (
+	NoL2Adjacency   = "no-l2-adjacency"
+	CloudRouteLimit = "cloud-route-limit"
+	Encryption      = "encryption"
+	KernelFeatures  = "kernel-features-of-this-host"
+)
+
+var constraintHelp = map[string]string{
+	NoL2Adjacency:   "the hosts are not on one L2 segment: removes networks that route to the peer host on-link",
+	CloudRouteLimit: "=N: the cloud route table holds N routes: networks needing one per node are limited to N nodes",
+	Encryption:      "pod traffic between hosts must be encrypted: keeps only networks that can encrypt",
+	KernelFeatures:  "removes networks this host's kernel or tools cannot build",
+}
+
+// ConstraintNames lists the constraints, with what each does.
+func ConstraintNames() []string {
+	return []string{NoL2Adjacency, CloudRouteLimit + "=N", Encryption, KernelFeatures}
+}
+
+// ParseConstraints reads a comma-separated --constraint list.
+func ParseConstraints(s string) ([]Constraint, error) {
+	var out []Constraint
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, val, hasVal := strings.Cut(part, "=")
+		if _, ok := constraintHelp[name]; !ok {
+			return nil, fmt.Errorf("unknown constraint %q; use %s", name, strings.Join(ConstraintNames(), ", "))
+		}
+		c := Constraint{Name: name}
+		switch {
+		case name == CloudRouteLimit:
+			n, err := strconv.Atoi(val)
+			if !hasVal || err != nil || n < 1 {
+				return nil, fmt.Errorf("constraint %q: want %s=N with N the routes the cloud's table holds, e.g. %s=50", part, name, name)
+			}
+			c.Value = n
+		case hasVal:
+			return nil, fmt.Errorf("constraint %q takes no value; write %s", part, name)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// applyConstraints says why c is removed (why non-empty), or what the
+// constraints note about it.
+func applyConstraints(run *result.Run, c Candidate, cons []Constraint) (notes []string, why string) {
+	if len(cons) == 0 {
+		return nil, ""
+	}
+	m, err := netmode.Get(c.Network)
+	if err != nil {
+		if c.Network == result.BaselineNetwork {
+			return nil, ""
+		}
+		return []string{"not a network this cnperf knows: constraints not checked"}, ""
+	}
+	t := netmode.TraitsOf(m)
+	for _, k := range cons {
+		switch k.Name {
+		case NoL2Adjacency:
+			if t.L2Adjacency != "" {
+				return nil, "needs the hosts on one L2 segment (" + t.L2Adjacency + ")"
+			}
+		case CloudRouteLimit:
+			if t.RouteLimitOption != "" {
+				return nil, fmt.Sprintf("needs a cloud route per node: at most %d nodes with %s=%d", k.Value, k.Name, k.Value)
+			}
+		case Encryption:
+			if t.Encryption == "" {
+				return nil, "does not encrypt pod traffic between hosts"
+			}
+			note := "encrypts only with --mode-opt " + t.Encryption
+			if !strings.Contains(strings.Join(run.Command, " "), t.Encryption) {
+				note += "; this run measured it without (its command has no " + t.Encryption + ")"
+			}
+			notes = append(notes, note)
+		case KernelFeatures:
+			if err := netmode.Check(m); err != nil {
+				return nil, "cannot be built here: " + err.Error()
+			}
+		}
+	}
+	return notes, ""
+}
+
+// Write prints the rankings: each candidate with its score and, per rule,
+// the figure it read with its interval and its ratio to the baseline.
+func Write(w io.Writer, rs []Result) {
+	for i, r := range rs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "profile %s", r.Profile)
+		if r.Placement != "" {
+			fmt.Fprintf(w, ", %s", r.Placement)
+		}
+		fmt.Fprintln(w, ":")
+		if r.Undecided != "" {
+			fmt.Fprintf(w, "  undecided: %s\n", r.Undecided)
+		}
+		place := 0
+		for j, c := range r.Ranked {
+			if len(c.TiedWith) == 0 || j == 0 {
+				place = j + 1
+			}
+			tie := ""
+			if len(c.TiedWith) > 0 {
+				var names []string
+				for _, t := range c.TiedWith {
+					names = append(names, t.String())
+				}
+				tie = " (tie with " + strings.Join(names, ", ") + ": within each other's intervals)"
+			}
+			fmt.Fprintf(w, "  %d. %s  score %.2f%s\n", place, c.Candidate, c.Score, tie)
+			for _, rd := range c.Readings {
+				fmt.Fprintf(w, "     %s\n", reason(rd))
+			}
+			for _, n := range c.Notes {
+				fmt.Fprintf(w, "     note: %s\n", n)
+			}
+		}
+		for _, x := range r.Removed {
+			fmt.Fprintf(w, "  removed %s: %s\n", x.Candidate, x.Reason)
+		}
+		for _, k := range r.Skipped {
+			fmt.Fprintf(w, "  not measured here: %s\n", k)
+		}
+		if r.NoIntervals && len(r.Ranked) > 0 {
+			fmt.Fprintln(w, "  no intervals: the run had one round, so no difference was tested; rerun with --repeat 5 to know which are real")
+		}
+	}
+	if len(rs) > 0 && len(rs[0].Ranked) > 0 {
+		fmt.Fprintln(w, "score: weighted geometric mean over the rules of each figure relative to the best candidate (1 = best on every figure); `cnperf recommend --rules` lists the rules.")
+	}
+}
+
+// reason reads like "tcp_rr p99 us 80.1 [77.0, 83.2], 1.05x baseline [1.01, 1.09] (tail of a ...)".
+func reason(rd Reading) string {
+	f := rd.Figure
+	unit := f.Unit
+	if strings.Contains(f.Label, unit) {
+		unit = ""
+	}
+	wl := rd.Workload
+	if rd.Step != "" {
+		wl += " (" + rd.Step + ")"
+	}
+	s := fmt.Sprintf("%s %s %s", wl, f.Label, num(f.Display(rd.Median)))
+	if unit != "" {
+		s += " " + unit
+	}
+	if rd.HasCI {
+		s += fmt.Sprintf(" [%s, %s]", num(f.Display(rd.Lo)), num(f.Display(rd.Hi)))
+	}
+	if v := rd.Vs; v != nil && v.Ratio != 0 {
+		against := "baseline"
+		if v.Against.LB != "" {
+			against = "pod IP"
+		}
+		s += fmt.Sprintf(", %.2fx %s", v.Ratio, against)
+		if v.CILevel > 0 {
+			s += fmt.Sprintf(" [%.2f, %.2f]", v.CILow, v.CIHigh)
+		}
+	}
+	s += fmt.Sprintf(" -> %.2f of best (%s, weight %g)", rd.Rel, rd.Rule.Why, rd.Rule.Weight)
+	return s
+}
+
+func num(v float64) string {
+	a := v
+	if a < 0 {
+		a = -a
+	}
+	switch {
+	case a >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case a >= 1e4:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// WriteRules prints the rule table.
+func WriteRules(w io.Writer) {
+	fmt.Fprintln(w, "profile            weight  metric (cells)                                      reads")
+	for _, r := range Rules {
+		fmt.Fprintf(w, "%-18s %-6g  %-51s %s\n", r.Profile, r.Weight, r.Metric+" ("+string(r.Cells)+")", r.Why)
+	}
+	fmt.Fprintln(w, "\nconstraints:")
+	for _, n := range ConstraintNames() {
+		k, _, _ := strings.Cut(n, "=")
+		fmt.Fprintf(w, "  %-32s %s\n", n, constraintHelp[k])
+	}
+}

@@ -1,0 +1,507 @@
+// Package recommend ranks the networks (and load balancers) of a run for a
+// workload profile, with the reasons drawn from the measured figures and
+// their intervals. The rules live in one table (Rules), each naming the
+// figure it reads; nothing here names a network or a workload: cells are
+// chosen by how their workload uses connections and by the figures it
+// declares.
+package recommend
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+// Cells says which cells a rule reads.
+type Cells string
+
+// The cell selections.
+const (
+	// LongConns: no load balancer, a workload that keeps its connection
+	// (or does not say), so its figures are the network's per-packet cost.
+	LongConns Cells = "long-connection cells"
+	// ShortConns: no load balancer, a workload that opens a connection per
+	// transaction (workload.Connections Style "short").
+	ShortConns Cells = "short-connection cells"
+	// AnyNet: every cell without a load balancer.
+	AnyNet Cells = "cells without a service"
+	// Services: cells through a ClusterIP service at the largest number
+	// of services the run programmed.
+	Services Cells = "service cells at the most services"
+)
+
+// Rule is one line of the table: for Profile, the figure Metric of the
+// Cells, weighing Weight in the profile's score.
+type Rule struct {
+	Profile string
+	Metric  string // a result.Metrics key, e.g. "latency_us.p99"
+	Cells   Cells
+	Weight  float64
+	Why     string
+	// Better is the figure's direction when no workload declares Metric
+	// as a headline figure (the services' sync time).
+	Better result.Better
+}
+
+// Rules is the whole table. A profile's score for a candidate is the
+// weighted geometric mean of its rules' relative values (1 = the best
+// candidate on that figure, direction from the figure's declaration).
+var Rules = []Rule{
+	{"latency", "latency_us.p99", LongConns, 1, "tail of a request/response round trip", ""},
+	{"latency", "latency_us.p50", LongConns, 1, "typical round trip", ""},
+	{"latency", result.KeyTransactions, LongConns, 1, "round trips per second on one connection", ""},
+	{"latency", "cpu.us_per_trans", LongConns, 0.5, "CPU per round trip", ""},
+	{"throughput", result.KeyThroughput, AnyNet, 1, "bulk transfer rate", ""},
+	{"throughput", "cpu.ns_per_byte", AnyNet, 0.5, "CPU per byte moved", ""},
+	{"short-connections", result.KeyTransactions, ShortConns, 1, "connections set up and used per second", ""},
+	{"short-connections", "latency_us.p99", ShortConns, 0.5, "tail of a connect + round trip", ""},
+	{"many-services", result.KeyTransactions, Services, 1, "rate through a service with many programmed", ""},
+	{"many-services", "latency_us.p99", Services, 0.5, "tail latency through a service with many programmed", ""},
+	{"many-services", result.ExtraKey(result.ExtraSyncS), Services, 0.5, "time to program the services on every node", result.LowerBetter},
+	{"mixed", "latency_us.p99", LongConns, 1, "tail of a request/response round trip", ""},
+	{"mixed", result.KeyTransactions, LongConns, 1, "round trips per second", ""},
+	{"mixed", result.KeyThroughput, AnyNet, 1, "bulk transfer rate", ""},
+	{"mixed", result.KeyTransactions, ShortConns, 1, "connections per second", ""},
+	{"mixed", "cpu.us_per_trans", LongConns, 0.5, "CPU per round trip", ""},
+	{"mixed", "cpu.ns_per_byte", AnyNet, 0.5, "CPU per byte", ""},
+}
+
+// Profiles lists the profiles the table knows, in table order.
+func Profiles() []string {
+	var ps []string
+	for _, r := range Rules {
+		if !slices.Contains(ps, r.Profile) {
+			ps = append(ps, r.Profile)
+		}
+	}
+	return ps
+}
+
+// Candidate is what is ranked: a network in a placement, with its load
+// balancer for the services profile.
+type Candidate struct {
+	Network   string
+	Placement string
+	LB        string
+}
+
+func (c Candidate) String() string {
+	s := c.Network
+	if c.LB != "" {
+		s += " lb=" + c.LB
+	}
+	return s
+}
+
+// Reading is one rule's figure for one candidate.
+type Reading struct {
+	Rule     Rule
+	Figure   result.Figure
+	Workload string
+	Step     string // the cell's step, without its services count
+	Median   float64
+	Lo, Hi   float64 // interval of the median; HasCI false when none
+	HasCI    bool
+	Rel      float64 // relative to the best candidate, 1 = best
+	RelLo    float64
+	RelHi    float64
+	Vs       *result.Comparison // ratio to the baseline (or pod IP) when the run has it
+}
+
+// Ranked is one candidate's place.
+type Ranked struct {
+	Candidate Candidate
+	Score     float64
+	Readings  []Reading
+	TiedWith  []Candidate // the next better candidates it cannot be told from
+	Notes     []string    // constraints' remarks that did not remove it
+}
+
+// Removed is a candidate a constraint took out, and why.
+type Removed struct {
+	Candidate Candidate
+	Reason    string
+}
+
+// Result is a profile's ranking in one placement.
+type Result struct {
+	Profile   string
+	Placement string
+	Ranked    []Ranked
+	Removed   []Removed
+	// Undecided says why the data cannot rank (no figure the profile reads,
+	// or one candidate only); Ranked is then empty.
+	Undecided string
+	// NoIntervals: the run had one round, so no difference is tested.
+	NoIntervals bool
+	// Skipped are what the run asked for but could not measure here, with
+	// why: candidates that are missing, not ranked last.
+	Skipped []string
+}
+
+// cell is one summary the rules can read.
+type cell struct {
+	key result.CellKey
+	sum result.Summary
+}
+
+func selects(c Cells, k result.CellKey, conn workload.Connections) bool {
+	short := conn.Style == "short" || conn.ConnectBound
+	switch c {
+	case LongConns:
+		return k.LB == "" && !short
+	case ShortConns:
+		return k.LB == "" && short
+	case AnyNet:
+		return k.LB == ""
+	case Services:
+		return k.LB != "" && k.Services > 0
+	}
+	return false
+}
+
+// Rank ranks the candidates of run for profile, after the constraints.
+// It returns one Result per placement the run measured.
+func Rank(run *result.Run, profile string, cons []Constraint) ([]Result, error) {
+	var rules []Rule
+	for _, r := range Rules {
+		if r.Profile == profile {
+			rules = append(rules, r)
+		}
+	}
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("unknown profile %q; use one of %s", profile, strings.Join(Profiles(), ", "))
+	}
+	// summaries of every figure the rules read, from the results (a file's
+	// own summaries cover only the declared figures)
+	cp := *run
+	stats.Summarize(&cp, func(wl string) []result.Figure { return figuresFor(wl, rules) })
+	sums := cp.Summaries
+	params := map[result.CellKey]map[string]any{}
+	for _, r := range run.Results {
+		if _, ok := params[r.Key()]; !ok {
+			params[r.Key()] = r.Params
+		}
+	}
+	maxSvc := map[string]int{} // per workload
+	for _, s := range sums {
+		if s.Cell.Services > maxSvc[s.Cell.Workload] {
+			maxSvc[s.Cell.Workload] = s.Cell.Services
+		}
+	}
+	var placements []string
+	for _, r := range run.Results {
+		if !slices.Contains(placements, r.Placement) {
+			placements = append(placements, r.Placement)
+		}
+	}
+	var skipped []string
+	for _, k := range run.Skipped {
+		what := k.Network
+		if k.Workload != "" {
+			what += " " + k.Workload
+		}
+		if k.Placement != "" {
+			what += " " + k.Placement
+		}
+		if s := what + ": " + k.Reason; !slices.Contains(skipped, s) {
+			skipped = append(skipped, s)
+		}
+	}
+	var out []Result
+	for _, pl := range placements {
+		r := rankPlacement(run, profile, pl, rules, sums, params, maxSvc, cons)
+		r.Skipped = skipped
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		out = append(out, Result{Profile: profile, Undecided: "the run has no results"})
+	}
+	return out, nil
+}
+
+func rankPlacement(run *result.Run, profile, pl string, rules []Rule, sums []result.Summary, params map[result.CellKey]map[string]any, maxSvc map[string]int, cons []Constraint) Result {
+	res := Result{Profile: profile, Placement: pl}
+	readings := map[Candidate][]Reading{}
+	var cands, seen []Candidate
+	anyCI := false
+	for _, rule := range rules {
+		// per workload (and step): the candidates' values, made relative
+		// to the best candidate of that group
+		type grp struct{ wl, step string }
+		groups := map[grp][]Reading{}
+		gcands := map[grp][]Candidate{}
+		var gorder []grp
+		for _, s := range sums {
+			k := s.Cell
+			if k.Placement != pl || s.Figure != rule.Metric || s.N == 0 || reference(k) {
+				continue
+			}
+			if rule.Better != "" && len(gorder) > 0 && gorder[0].wl != k.Workload {
+				continue // a figure of the cell, not of its workload: read once
+			}
+			if rule.Cells == Services && k.Services != maxSvc[k.Workload] {
+				continue
+			}
+			if !selects(rule.Cells, k, connectionsOf(k.Workload, params[k])) {
+				continue
+			}
+			f, ok := figure(k.Workload, rule.Metric, rules)
+			if !ok {
+				continue
+			}
+			c := Candidate{Network: k.Network, Placement: k.Placement}
+			if rule.Cells == Services {
+				c.LB = k.LB
+			}
+			g := grp{k.Workload, stepWithoutServices(k.Step)}
+			if _, ok := groups[g]; !ok {
+				gorder = append(gorder, g)
+			}
+			r := Reading{Rule: rule, Figure: f, Workload: k.Workload, Step: g.step, Median: s.Median, Vs: s.VsBaseline}
+			if s.CILevel > 0 {
+				r.Lo, r.Hi, r.HasCI = s.CILow, s.CIHigh, true
+				anyCI = true
+			}
+			groups[g] = append(groups[g], r)
+			gcands[g] = append(gcands[g], c)
+		}
+		for _, g := range gorder {
+			rs := groups[g]
+			for _, c := range gcands[g] {
+				if !slices.Contains(seen, c) {
+					seen = append(seen, c)
+				}
+			}
+			if len(rs) < 2 {
+				continue // nothing to compare
+			}
+			relative(rs)
+			for i, c := range gcands[g] {
+				if _, ok := readings[c]; !ok {
+					cands = append(cands, c)
+				}
+				readings[c] = append(readings[c], rs[i])
+			}
+		}
+	}
+	res.NoIntervals = !anyCI
+	if len(cands) < 2 {
+		res.Undecided = undecided(profile, rules, seen)
+		return res
+	}
+	var ranked []Ranked
+	for _, c := range cands {
+		notes, why := applyConstraints(run, c, cons)
+		if why != "" {
+			res.Removed = append(res.Removed, Removed{c, why})
+			continue
+		}
+		ranked = append(ranked, Ranked{Candidate: c, Score: score(readings[c]), Readings: readings[c], Notes: notes})
+	}
+	sort.SliceStable(ranked, func(i, j int) bool {
+		if ranked[i].Score != ranked[j].Score {
+			return ranked[i].Score > ranked[j].Score
+		}
+		return ranked[i].Candidate.String() < ranked[j].Candidate.String()
+	})
+	for i := 1; i < len(ranked); i++ {
+		for j := i - 1; j >= 0; j-- {
+			if !tied(ranked[i].Readings, ranked[j].Readings) {
+				break
+			}
+			ranked[i].TiedWith = append(ranked[i].TiedWith, ranked[j].Candidate)
+		}
+	}
+	res.Ranked = ranked
+	if len(ranked) == 0 {
+		res.Undecided = "every candidate was removed by the constraints"
+	}
+	return res
+}
+
+func reference(k result.CellKey) bool {
+	_, ok := stats.Reference(k)
+	return !ok
+}
+
+func stepWithoutServices(step string) string {
+	var out []string
+	for _, f := range strings.Fields(step) {
+		if !strings.HasPrefix(f, "services=") {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// relative sets each reading's value relative to the best of the group:
+// 1 for the best, below 1 for the others, whichever way the figure is
+// better; the interval likewise.
+func relative(rs []Reading) {
+	higher := rs[0].Figure.Better != result.LowerBetter
+	best := rs[0].Median
+	for _, r := range rs {
+		if (higher && r.Median > best) || (!higher && r.Median < best) {
+			best = r.Median
+		}
+	}
+	rel := func(v float64) float64 {
+		switch {
+		case best == 0 && v == 0:
+			return 1
+		case higher:
+			return v / best
+		case v <= 0:
+			return 1
+		}
+		return best / v
+	}
+	for i := range rs {
+		r := &rs[i]
+		r.Rel = rel(r.Median)
+		r.RelLo, r.RelHi = r.Rel, r.Rel
+		if r.HasCI {
+			a, b := rel(r.Lo), rel(r.Hi)
+			r.RelLo, r.RelHi = math.Min(a, b), math.Max(a, b)
+		}
+	}
+}
+
+// score is the weighted geometric mean over the rules of the relative
+// values, each rule's readings (one per workload it matched) averaged
+// first, so a rule weighs its weight however many workloads it read.
+func score(rs []Reading) float64 {
+	type acc struct {
+		sum float64
+		n   int
+	}
+	per := map[Rule]*acc{}
+	var rules []Rule
+	for _, r := range rs {
+		if r.Rel <= 0 {
+			continue
+		}
+		if per[r.Rule] == nil {
+			per[r.Rule] = &acc{}
+			rules = append(rules, r.Rule)
+		}
+		per[r.Rule].sum += math.Log(r.Rel)
+		per[r.Rule].n++
+	}
+	var sum, w float64
+	for _, r := range rules {
+		sum += r.Weight * per[r].sum / float64(per[r].n)
+		w += r.Weight
+	}
+	if w == 0 {
+		return 0
+	}
+	return math.Exp(sum / w)
+}
+
+// tied says two candidates cannot be told apart: on every figure both
+// have, their intervals overlap (without intervals, their values are
+// equal to 1 %).
+func tied(a, b []Reading) bool {
+	shared := 0
+	for _, x := range a {
+		for _, y := range b {
+			if x.Rule != y.Rule || x.Workload != y.Workload {
+				continue
+			}
+			shared++
+			if x.HasCI && y.HasCI {
+				if x.RelHi < y.RelLo || y.RelHi < x.RelLo {
+					return false
+				}
+			} else if math.Abs(x.Rel-y.Rel) > 0.01*math.Max(x.Rel, y.Rel) {
+				return false
+			}
+		}
+	}
+	return shared > 0
+}
+
+func undecided(profile string, rules []Rule, seen []Candidate) string {
+	if len(seen) == 1 {
+		return fmt.Sprintf("the run cannot decide %q here: only %s has the figures it reads, nothing to rank it against", profile, seen[0])
+	}
+	var need []string
+	for _, r := range rules {
+		need = append(need, fmt.Sprintf("%s of %s", r.Metric, r.Cells))
+	}
+	what := "no candidate"
+	wls := workloadsDeclaring(rules)
+	hint := ""
+	if len(wls) > 0 {
+		hint = "; measure them with e.g. cnperf run --workloads " + strings.Join(wls, ",")
+	}
+	return fmt.Sprintf("the run cannot decide %q: %s has the figures it reads (%s)%s", profile, what, strings.Join(need, "; "), hint)
+}
+
+// workloadsDeclaring lists the registered workloads that declare one of the
+// rules' metrics as a headline figure.
+func workloadsDeclaring(rules []Rule) []string {
+	var out []string
+	for _, n := range workload.Names() {
+		for _, f := range report.FiguresOf(n) {
+			conn := connectionsOf(n, nil)
+			if slices.ContainsFunc(rules, func(r Rule) bool {
+				return r.Metric == f.Key && r.Cells != Services && selects(r.Cells, result.CellKey{}, conn)
+			}) && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// figuresFor is what workload wl declares, and the rules' metrics it does
+// not declare but the table gives a direction.
+func figuresFor(wl string, rules []Rule) []result.Figure {
+	fs := slices.Clone(report.FiguresOf(wl))
+	for _, r := range rules {
+		if r.Better != "" && !slices.ContainsFunc(fs, func(f result.Figure) bool { return f.Key == r.Metric }) {
+			_, label, _ := strings.Cut(r.Metric, ".")
+			fs = append(fs, result.Figure{Key: r.Metric, Label: cmp.Or(label, r.Metric), Better: r.Better, Kind: result.KindTime})
+		}
+	}
+	return fs
+}
+
+func figure(wl, key string, rules []Rule) (result.Figure, bool) {
+	for _, f := range figuresFor(wl, rules) {
+		if f.Key == key {
+			return f, true
+		}
+	}
+	return result.Figure{}, false
+}
+
+// connectionsOf asks workload wl how the cell with params used connections.
+func connectionsOf(wl string, params map[string]any) workload.Connections {
+	w, err := workload.Get(wl)
+	if err != nil {
+		return workload.Connections{}
+	}
+	cu, ok := w.(workload.ConnectionUser)
+	if !ok {
+		return workload.Connections{}
+	}
+	text := map[string]string{}
+	for k, v := range params {
+		if s, ok := v.(string); ok {
+			text[k] = s
+		}
+	}
+	return cu.Connections(text)
+}

@@ -1,0 +1,208 @@
+package recommend
+
+import (
+	"bytes"
+	"math/rand"
+	"strings"
+	"testing"
+
+	_ "github.com/cnperf/cnperf/internal/experiment/startup"
+	_ "github.com/cnperf/cnperf/internal/netmode/all"
+	"github.com/cnperf/cnperf/internal/result"
+	_ "github.com/cnperf/cnperf/internal/workload/all"
+)
+
+// cellSpec is a synthetic cell: its workload and per-figure median; every
+// round jitters the values by ±jitter.
+type cellSpec struct {
+	network, workload, lb string
+	services              int
+	tps, bps, p50, p99    float64
+}
+
+// synth makes a run of rounds interleaved rounds of the cells, each value
+// jittered by a factor in [1-jitter, 1+jitter] (seeded: reproducible).
+func synth(rounds int, jitter float64, cells []cellSpec) *result.Run {
+	rng := rand.New(rand.NewSource(1))
+	run := &result.Run{Schema: result.Schema, Rounds: rounds}
+	j := func(v float64) float64 { return v * (1 + jitter*(2*rng.Float64()-1)) }
+	for round := 1; round <= rounds; round++ {
+		for _, c := range cells {
+			r := result.Result{Network: c.network, Workload: c.workload, Placement: "cross-host", LB: c.lb, Services: c.services, Round: round}
+			if c.services > 0 {
+				r.Step = "services=" + itoa(c.services)
+			}
+			if c.tps > 0 {
+				r.Metrics.TransactionsPerS = result.F(j(c.tps))
+				r.Metrics.LatencyUs = map[string]float64{"p50": j(c.p50), "p99": j(c.p99)}
+			}
+			if c.bps > 0 {
+				r.Metrics.ThroughputBps = result.F(j(c.bps))
+			}
+			run.Results = append(run.Results, r)
+		}
+	}
+	return run
+}
+
+func itoa(n int) string {
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+func order(rs []Result) []string {
+	var out []string
+	for _, r := range rs {
+		for _, c := range r.Ranked {
+			s := c.Candidate.String()
+			if len(c.TiedWith) > 0 {
+				s += "="
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestProfilesRankAsTheirRules: each profile ranks by the figures its
+// rules read, whichever network is best on them: vxlan has the best
+// throughput, host-gw the best round trips, so throughput and latency
+// rank them in opposite orders.
+func TestProfilesRankAsTheirRules(t *testing.T) {
+	run := synth(5, 0.01, []cellSpec{
+		{network: "baseline", workload: "tcp_rr", tps: 10000, p50: 90, p99: 200},
+		{network: "host-gw", workload: "tcp_rr", tps: 9500, p50: 95, p99: 210},
+		{network: "vxlan", workload: "tcp_rr", tps: 7000, p50: 130, p99: 300},
+		{network: "baseline", workload: "tcp_stream", bps: 10e9},
+		{network: "host-gw", workload: "tcp_stream", bps: 8e9},
+		{network: "vxlan", workload: "tcp_stream", bps: 9e9},
+		{network: "baseline", workload: "tcp_crr", tps: 3000, p50: 300, p99: 900},
+		{network: "host-gw", workload: "tcp_crr", tps: 2000, p50: 450, p99: 1200},
+		{network: "vxlan", workload: "tcp_crr", tps: 2600, p50: 350, p99: 1000},
+	})
+	for _, c := range []struct {
+		profile string
+		want    string
+	}{
+		{"latency", "host-gw vxlan"},
+		{"throughput", "vxlan host-gw"},
+		{"short-connections", "vxlan host-gw"},
+	} {
+		rs, err := Rank(run, c.profile, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(order(rs), " "); got != c.want {
+			t.Errorf("%s: ranked %q, want %q", c.profile, got, c.want)
+		}
+		for _, r := range rs {
+			for _, rk := range r.Ranked {
+				for _, rd := range rk.Readings {
+					if rd.Rule.Profile != c.profile {
+						t.Errorf("%s read a rule of %s", c.profile, rd.Rule.Profile)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTieWithinIntervals: two networks 1 % apart with 10 % noise are a
+// tie; 30 % apart they are not.
+func TestTieWithinIntervals(t *testing.T) {
+	for _, c := range []struct {
+		b    float64
+		tied bool
+	}{{8.9e9, true}, {6e9, false}} {
+		run := synth(6, 0.10, []cellSpec{
+			{network: "baseline", workload: "tcp_stream", bps: 10e9},
+			{network: "host-gw", workload: "tcp_stream", bps: 9e9},
+			{network: "vxlan", workload: "tcp_stream", bps: c.b},
+		})
+		rs, err := Rank(run, "throughput", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rs[0]
+		if len(r.Ranked) != 2 {
+			t.Fatalf("ranked %v", order(rs))
+		}
+		if got := len(r.Ranked[1].TiedWith) > 0; got != c.tied {
+			t.Errorf("vxlan at %g vs host-gw 9e9 with 10%% noise: tie %v, want %v", c.b, got, c.tied)
+		}
+		var b bytes.Buffer
+		Write(&b, rs)
+		if c.tied && !strings.Contains(b.String(), "within each other's intervals") {
+			t.Errorf("a tie is not printed as one:\n%s", b.String())
+		}
+	}
+}
+
+// TestConstraintRemoves: no-l2-adjacency removes host-gw (it declares it
+// routes on-link) with the reason; encryption removes networks that cannot
+// encrypt; a run of one candidate left is undecided.
+func TestConstraintRemoves(t *testing.T) {
+	run := synth(3, 0.01, []cellSpec{
+		{network: "baseline", workload: "tcp_stream", bps: 10e9},
+		{network: "host-gw", workload: "tcp_stream", bps: 9e9},
+		{network: "vxlan", workload: "tcp_stream", bps: 8e9},
+	})
+	cons, err := ParseConstraints("no-l2-adjacency")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := Rank(run, "throughput", cons)
+	r := rs[0]
+	if got := strings.Join(order(rs), " "); got != "vxlan" {
+		t.Errorf("ranked %q, want vxlan alone", got)
+	}
+	if len(r.Removed) != 1 || r.Removed[0].Candidate.Network != "host-gw" || !strings.Contains(r.Removed[0].Reason, "one L2 segment") {
+		t.Errorf("removed %+v, want host-gw for L2 adjacency", r.Removed)
+	}
+	cons, _ = ParseConstraints("encryption")
+	rs, _ = Rank(run, "throughput", cons)
+	if len(rs[0].Ranked) != 0 || len(rs[0].Removed) != 2 || rs[0].Undecided == "" {
+		t.Errorf("encryption: %+v, want both removed (neither encrypts) and undecided", rs[0])
+	}
+	var b bytes.Buffer
+	Write(&b, rs)
+	if !strings.Contains(b.String(), "removed vxlan: does not encrypt") {
+		t.Errorf("the reason is not shown:\n%s", b.String())
+	}
+}
+
+// TestUndecided: a profile whose figures the run lacks says so and which
+// workloads would measure them.
+func TestUndecided(t *testing.T) {
+	run := synth(3, 0.01, []cellSpec{
+		{network: "baseline", workload: "tcp_stream", bps: 10e9},
+		{network: "vxlan", workload: "tcp_stream", bps: 8e9},
+	})
+	rs, err := Rank(run, "latency", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := rs[0].Undecided; !strings.Contains(u, `cannot decide "latency"`) || !strings.Contains(u, "tcp_rr") {
+		t.Errorf("undecided = %q", u)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"l2", `unknown constraint "l2"; use no-l2-adjacency`},
+		{"cloud-route-limit", "want cloud-route-limit=N"},
+		{"cloud-route-limit=x", "want cloud-route-limit=N"},
+		{"encryption=yes", "takes no value"},
+	} {
+		_, err := ParseConstraints(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ParseConstraints(%q) = %v, want one line with %q", c.in, err, c.want)
+		}
+	}
+	if _, err := Rank(&result.Run{}, "fastest", nil); err == nil || !strings.Contains(err.Error(), "unknown profile") {
+		t.Errorf("unknown profile: %v", err)
+	}
+}

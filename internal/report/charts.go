@@ -1,0 +1,830 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
+)
+
+// Input is one run file given to the HTML report or the CSV export: Name
+// tells overlaid runs apart (the file's base name).
+type Input struct {
+	Name string
+	Run  *result.Run
+}
+
+// NewInput names a run by its file's base name without ".json".
+func NewInput(path string, run *result.Run) Input {
+	return Input{Name: strings.TrimSuffix(filepath.Base(path), ".json"), Run: run}
+}
+
+// Chart kinds the page's script knows how to draw (see html.js).
+const (
+	chartInterval = "interval" // categories; a point per series with its interval as a floating bar
+	chartLines    = "lines"    // x/y points joined per series
+	chartStacked  = "stacked"  // categories; one stacked bar segment per series
+)
+
+// chart is one plot, independent of the plotting library: the page's
+// script turns it into a Chart.js configuration.
+type chart struct {
+	ID     string   `json:"id"`
+	Title  string   `json:"title"`
+	Kind   string   `json:"kind"`
+	XLabel string   `json:"xlabel,omitempty"`
+	YLabel string   `json:"ylabel,omitempty"`
+	XLog   bool     `json:"xlog,omitempty"`
+	YLog   bool     `json:"ylog,omitempty"`
+	Labels []string `json:"labels,omitempty"` // categories (interval, stacked, or a lines chart with category x)
+	Series []series `json:"series"`
+	// Ref marks a reference value on y (1 = the baseline of a ratio).
+	Ref      *float64 `json:"ref,omitempty"`
+	RefLabel string   `json:"ref_label,omitempty"`
+	Note     string   `json:"-"`
+}
+
+type series struct {
+	Label  string  `json:"label"`
+	Points []point `json:"points"`
+	Dashed bool    `json:"dashed,omitempty"`
+}
+
+// point is a value at X (a number) or at category Cat; Lo and Hi bound it
+// when an interval is known.
+type point struct {
+	X   *float64 `json:"x,omitempty"`
+	Cat string   `json:"cat,omitempty"`
+	Y   float64  `json:"y"`
+	Lo  *float64 `json:"lo,omitempty"`
+	Hi  *float64 `json:"hi,omitempty"`
+}
+
+func (c chart) empty() bool {
+	for _, s := range c.Series {
+		if len(s.Points) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// section is one part of the page; Charts and Tables hold only what the
+// runs have data for.
+type section struct {
+	ID     string
+	Title  string
+	Intro  string
+	Charts []chart
+	Tables []htmlTable
+	Notes  []string
+}
+
+type htmlTable struct {
+	// Folded tables start closed (<details>), Caption their summary line.
+	Folded  bool
+	Caption string
+	Head    []string
+	Rows    [][]string
+}
+
+// summarized returns the run's summaries, computing them (medians and,
+// from 2 rounds on, intervals) for a file written without them.
+func summarized(run *result.Run) []result.Summary {
+	if len(run.Summaries) > 0 {
+		return run.Summaries
+	}
+	cp := *run
+	cp.Warnings = nil
+	stats.Summarize(&cp, FiguresOf)
+	return cp.Summaries
+}
+
+// seriesName names a series: the cell, prefixed by the run when several
+// are overlaid.
+func seriesName(in Input, overlay bool, s string) string {
+	if overlay {
+		return in.Name + ": " + s
+	}
+	return s
+}
+
+func cellLabel(k result.CellKey) string {
+	s := k.Network + " " + k.Placement
+	if k.LB != "" {
+		s += " lb=" + k.LB
+	}
+	return s
+}
+
+// chartable says a figure is a number worth a bar: counts and flags are not.
+func chartable(f result.Figure) bool {
+	return f.Kind != result.KindCount && f.Kind != result.KindFlag
+}
+
+func unitOf(f result.Figure) string {
+	if f.Unit != "" && f.Unit != f.Label {
+		return f.Label + " (" + f.Unit + ")"
+	}
+	return f.Label
+}
+
+// comparisonSection: per workload (and step), for every declared figure,
+// each cell's median with its interval; for the figures that declare a
+// ratio, each network's ratio to the baseline with its interval, 1 marked.
+func comparisonSection(ins []Input) section {
+	sec := section{ID: "comparison", Title: "Comparison with the baseline",
+		Intro: "The thick line is a cell's median over its rounds; the shaded bar around it is its 95 % confidence interval (none when the run had one round); overlaid runs stand side by side. Ratio charts mark the baseline, the same workload with no container network in the same placement, at 1."}
+	overlay := len(ins) > 1
+	type group struct{ workload, step string }
+	var groups []group
+	ratio := map[group]map[string]*chart{}
+	abs := map[group]map[string]*chart{}
+	figs := map[group][]result.Figure{}
+	labels := map[*chart][]string{}
+	add := func(m map[group]map[string]*chart, g group, f result.Figure, mk func() *chart) *chart {
+		if m[g] == nil {
+			m[g] = map[string]*chart{}
+		}
+		if m[g][f.Key] == nil {
+			m[g][f.Key] = mk()
+		}
+		return m[g][f.Key]
+	}
+	for _, in := range ins {
+		sums := summarized(in.Run)
+		for _, s := range sums {
+			k := s.Cell
+			if k.LB != "" || searchStep(k.Step) || s.N == 0 {
+				continue
+			}
+			g := group{k.Workload, k.Step}
+			f, ok := figureOf(k.Workload, s.Figure)
+			if !ok || !chartable(f) {
+				continue
+			}
+			if _, seen := figs[g]; !seen {
+				groups = append(groups, g)
+			}
+			if f.Ratio && !slices.ContainsFunc(figs[g], func(x result.Figure) bool { return x.Key == f.Key }) {
+				figs[g] = append(figs[g], f)
+			}
+			title := k.Workload
+			if k.Step != "" {
+				title += " (" + k.Step + ")"
+			}
+			// figures of one kind and unit share a chart, a series each
+			// (p50 and p99 side by side)
+			ak := result.Figure{Key: string(f.Kind) + "/" + f.Unit, Label: f.Label, Unit: f.Unit}
+			c := add(abs, g, ak, func() *chart {
+				// latencies span decades (p50 beside p99): log axis
+				return &chart{Kind: chartInterval, Title: title + ": " + unitOf(f), YLabel: unitOf(f), YLog: f.Kind == result.KindLatency}
+			})
+			if !slices.Contains(labels[c], f.Label) {
+				labels[c] = append(labels[c], f.Label)
+				c.Title = title + ": " + strings.Join(labels[c], ", ")
+				if f.Unit != "" && !strings.Contains(f.Label, f.Unit) {
+					c.Title += " (" + f.Unit + ")"
+				}
+				c.YLabel = f.Unit
+			}
+			if !slices.ContainsFunc(figs[g], func(x result.Figure) bool { return x.Key == ak.Key }) {
+				figs[g] = append(figs[g], ak)
+			}
+			addIntervalPoint(c, seriesName(in, overlay, f.Label), cellLabel(k), f.Display(s.Median), s.CILevel > 0, f.Display(s.CILow), f.Display(s.CIHigh))
+			if f.Ratio && s.VsBaseline != nil {
+				v := s.VsBaseline
+				c := add(ratio, g, f, func() *chart {
+					one := 1.0
+					return &chart{Kind: chartInterval, Title: title + ": " + f.Label + " ratio to baseline", YLabel: "ratio to baseline (" + string(f.Better) + " is better)", Ref: &one, RefLabel: "baseline = 1", YLog: true}
+				})
+				name := seriesName(in, overlay, "ratio")
+				addIntervalPoint(c, name, cellLabel(k), v.Ratio, v.CILevel > 0 || v.CILow != 0 || v.CIHigh != 0, v.CILow, v.CIHigh)
+			}
+		}
+	}
+	for _, g := range groups {
+		for _, f := range figs[g] {
+			if c := ratio[g][f.Key]; c != nil {
+				sec.Charts = append(sec.Charts, *c)
+			}
+		}
+		for _, f := range figs[g] {
+			if c := abs[g][f.Key]; c != nil {
+				sec.Charts = append(sec.Charts, *c)
+			}
+		}
+	}
+	return sec
+}
+
+// figureOf finds the declared figure of workload wl with key.
+func figureOf(wl, key string) (result.Figure, bool) {
+	for _, f := range FiguresOf(wl) {
+		if f.Key == key {
+			return f, true
+		}
+	}
+	return result.Figure{}, false
+}
+
+func addIntervalPoint(c *chart, name, cat string, y float64, hasCI bool, lo, hi float64) {
+	if !slices.Contains(c.Labels, cat) {
+		c.Labels = append(c.Labels, cat)
+	}
+	i := slices.IndexFunc(c.Series, func(s series) bool { return s.Label == name })
+	if i < 0 {
+		c.Series = append(c.Series, series{Label: name})
+		i = len(c.Series) - 1
+	}
+	p := point{Cat: cat, Y: y}
+	if hasCI {
+		p.Lo, p.Hi = &lo, &hi
+	}
+	c.Series[i].Points = append(c.Series[i].Points, p)
+}
+
+// messageSize is a result's message size parameter, 0 when it has none.
+func messageSize(r result.Result) float64 {
+	switch v := r.Params["message_size"].(type) {
+	case float64:
+		return v
+	case int:
+		return float64(v)
+	case string:
+		f, _ := strconv.ParseFloat(v, 64)
+		return f
+	}
+	return 0
+}
+
+// sizeSection: for workloads measured at two message sizes or more (in
+// one run or across the overlaid runs), each rate and cost figure the
+// workload declares against the message size, a line per network.
+func sizeSection(ins []Input) section {
+	sec := section{ID: "sizes", Title: "Throughput and CPU cost against message size",
+		Intro: "Mean over the repeats of each size; overlaid run files with different --message-size join into one curve per network and placement."}
+	type key struct {
+		workload, fig, cell string
+	}
+	vals := map[key]map[float64][]float64{}
+	sizes := map[string]map[float64]bool{}
+	var workloads []string
+	cells := map[string][]string{}
+	for _, in := range ins {
+		for _, r := range in.Run.Results {
+			if r.Error != "" || r.LB != "" || r.Step != "" {
+				continue
+			}
+			sz := messageSize(r)
+			if sz <= 0 {
+				continue
+			}
+			if sizes[r.Workload] == nil {
+				sizes[r.Workload] = map[float64]bool{}
+				workloads = append(workloads, r.Workload)
+			}
+			sizes[r.Workload][sz] = true
+			cell := r.Network + " " + r.Placement
+			if !slices.Contains(cells[r.Workload], cell) {
+				cells[r.Workload] = append(cells[r.Workload], cell)
+			}
+			for _, f := range FiguresOf(r.Workload) {
+				if f.Kind != result.KindRate && f.Kind != result.KindCost {
+					continue
+				}
+				v, ok := value(f, r.Metrics)
+				if !ok {
+					continue
+				}
+				k := key{r.Workload, f.Key, cell}
+				if vals[k] == nil {
+					vals[k] = map[float64][]float64{}
+				}
+				vals[k][sz] = append(vals[k][sz], f.Display(v))
+			}
+		}
+	}
+	for _, wl := range workloads {
+		if len(sizes[wl]) < 2 {
+			continue
+		}
+		for _, f := range FiguresOf(wl) {
+			if f.Kind != result.KindRate && f.Kind != result.KindCost {
+				continue
+			}
+			c := chart{Kind: chartLines, Title: wl + ": " + unitOf(f) + " against message size", XLabel: "message size (bytes)", YLabel: unitOf(f), XLog: true}
+			for _, cell := range cells[wl] {
+				m := vals[key{wl, f.Key, cell}]
+				var xs []float64
+				for x := range m {
+					xs = append(xs, x)
+				}
+				sort.Float64s(xs)
+				s := series{Label: cell}
+				for _, x := range xs {
+					y, _ := avg(m[x])
+					s.Points = append(s.Points, point{X: fp(x), Y: y})
+				}
+				if len(s.Points) > 0 {
+					c.Series = append(c.Series, s)
+				}
+			}
+			if !c.empty() {
+				sec.Charts = append(sec.Charts, c)
+			}
+		}
+	}
+	return sec
+}
+
+func fp(v float64) *float64 { return &v }
+
+// percentileOrder sorts latency keys "p50", "p99.9" by their quantile;
+// "mean" and "max" are not part of the spectrum.
+func percentileQ(k string) (float64, bool) {
+	s, ok := strings.CutPrefix(k, "p")
+	if !ok {
+		return 0, false
+	}
+	q, err := strconv.ParseFloat(s, 64)
+	return q, err == nil && q > 0 && q < 100
+}
+
+// spectrumSection: for every workload and step whose results hold a
+// latency distribution (three percentiles or more), the percentiles on a
+// log axis, a line per network; a step that did not hold its rate is
+// dashed and named saturated: its latency is not valid.
+func spectrumSection(ins []Input) section {
+	sec := section{ID: "latency", Title: "Latency percentile spectrum",
+		Intro: "Latency at each percentile (log axis), median over the repeats of each cell. Dashed lines are steps that did not hold their rate (saturated): their latency is not a valid measurement. Percentiles backed by too few samples are listed under the chart."}
+	overlay := len(ins) > 1
+	type group struct{ workload, step string }
+	var groups []group
+	charts := map[group]*chart{}
+	thin := map[group][]string{}
+	for _, in := range ins {
+		type cellAcc struct {
+			vals map[string][]float64
+			sat  bool
+		}
+		acc := map[result.CellKey]*cellAcc{}
+		var order []result.CellKey
+		for _, r := range in.Run.Results {
+			if r.Error != "" || searchStep(r.Step) || r.LB != "" {
+				continue
+			}
+			n := 0
+			for k := range r.Metrics.LatencyUs {
+				if _, ok := percentileQ(k); ok {
+					n++
+				}
+			}
+			if n < 3 {
+				continue
+			}
+			k := r.Key()
+			a := acc[k]
+			if a == nil {
+				a = &cellAcc{vals: map[string][]float64{}}
+				acc[k] = a
+				order = append(order, k)
+			}
+			for q, v := range r.Metrics.LatencyUs {
+				if _, ok := percentileQ(q); ok {
+					a.vals[q] = append(a.vals[q], v)
+					if r.Metrics.Extra[result.ExtraInsignificant(q)] == 1 {
+						g := group{r.Workload, r.Step}
+						note := seriesName(in, overlay, cellLabel(k)) + " " + q
+						if !slices.Contains(thin[g], note) {
+							thin[g] = append(thin[g], note)
+						}
+					}
+				}
+			}
+			if v, _ := saturation(r.Metrics); v != satNo {
+				a.sat = true
+			}
+		}
+		for _, k := range order {
+			g := group{k.Workload, k.Step}
+			c := charts[g]
+			if c == nil {
+				title := k.Workload
+				if k.Step != "" {
+					title += " (" + k.Step + ")"
+				}
+				c = &chart{Kind: chartLines, Title: title + ": latency percentiles", XLabel: "percentile", YLabel: "latency (µs)", YLog: true}
+				charts[g] = c
+				groups = append(groups, g)
+			}
+			a := acc[k]
+			name := cellLabel(k)
+			if a.sat {
+				name += " (saturated: not valid)"
+			}
+			s := series{Label: seriesName(in, overlay, name), Dashed: a.sat}
+			for q, vs := range a.vals {
+				s.Points = append(s.Points, point{Cat: q, Y: stats.Median(vs)})
+				if !slices.Contains(c.Labels, q) {
+					c.Labels = append(c.Labels, q)
+				}
+			}
+			sort.Slice(s.Points, func(i, j int) bool {
+				a, _ := percentileQ(s.Points[i].Cat)
+				b, _ := percentileQ(s.Points[j].Cat)
+				return a < b
+			})
+			c.Series = append(c.Series, s)
+		}
+	}
+	for _, g := range groups {
+		c := charts[g]
+		sort.Slice(c.Labels, func(i, j int) bool {
+			a, _ := percentileQ(c.Labels[i])
+			b, _ := percentileQ(c.Labels[j])
+			return a < b
+		})
+		if n := thin[g]; len(n) > 0 {
+			c.Note = "too few samples for: " + strings.Join(n, ", ")
+		}
+		sec.Charts = append(sec.Charts, *c)
+	}
+	return sec
+}
+
+// knownPhases orders the start-up phases the runner names; others follow
+// in the order they appear.
+var knownPhases = []string{"namespace", "links", "control_plane", "first_packet"}
+
+// phasesSection: the mean time of each start-up phase as stacked bars per
+// network (and run).
+func phasesSection(ins []Input) section {
+	sec := section{ID: "startup", Title: "Start-up phases",
+		Intro: "Mean time of each phase of bringing a pod onto the network, stacked; the total is the time to the first reply."}
+	overlay := len(ins) > 1
+	byWl := map[string]*chart{}
+	var wls []string
+	type cell struct{ wl, cat string }
+	vals := map[cell]map[string][]float64{}
+	var cats = map[string][]string{}
+	phases := map[string][]string{}
+	for _, in := range ins {
+		for _, r := range in.Run.Results {
+			if r.Error != "" || len(r.Metrics.PhasesMs) == 0 {
+				continue
+			}
+			if byWl[r.Workload] == nil {
+				byWl[r.Workload] = &chart{Kind: chartStacked, Title: r.Workload + ": start-up phases", YLabel: "ms"}
+				wls = append(wls, r.Workload)
+			}
+			cat := seriesName(in, overlay, cellLabel(r.Key()))
+			c := cell{r.Workload, cat}
+			if vals[c] == nil {
+				vals[c] = map[string][]float64{}
+				cats[r.Workload] = append(cats[r.Workload], cat)
+			}
+			for p, v := range r.Metrics.PhasesMs {
+				vals[c][p] = append(vals[c][p], v)
+				if !slices.Contains(phases[r.Workload], p) {
+					phases[r.Workload] = append(phases[r.Workload], p)
+				}
+			}
+		}
+	}
+	for _, wl := range wls {
+		c := byWl[wl]
+		ps := phases[wl]
+		sort.SliceStable(ps, func(i, j int) bool { return phaseRank(ps[i]) < phaseRank(ps[j]) })
+		c.Labels = cats[wl]
+		for _, p := range ps {
+			s := series{Label: p}
+			for _, cat := range cats[wl] {
+				if v, ok := avg(vals[cell{wl, cat}][p]); ok {
+					s.Points = append(s.Points, point{Cat: cat, Y: v})
+				}
+			}
+			c.Series = append(c.Series, s)
+		}
+		sec.Charts = append(sec.Charts, *c)
+	}
+	return sec
+}
+
+func phaseRank(p string) int {
+	if i := slices.Index(knownPhases, p); i >= 0 {
+		return i
+	}
+	return len(knownPhases)
+}
+
+// servicesSection: the rate through a ClusterIP service against the number
+// of services, a line per network and load balancer (the pod-IP reference
+// flat), one chart per workload and connection style; and the time to
+// program them.
+func servicesSection(ins []Input) section {
+	sec := section{ID: "services", Title: "Service-count scaling per load balancer",
+		Intro: "Rate through one ClusterIP service while N services are programmed (mean over repeats); the pod-IP row (lb none) dials a backend directly and is drawn flat as the reference. The second chart is the time it took to program the N services on every node."}
+	overlay := len(ins) > 1
+	type grp struct{ wl, style string }
+	var groups []grp
+	charts := map[grp]*chart{}
+	var sync *chart
+	type sk struct {
+		g    grp
+		name string
+	}
+	vals := map[sk]map[float64][]float64{}
+	syncVals := map[string]map[float64][]float64{}
+	var order []sk
+	var syncOrder []string
+	maxN := map[string]float64{}
+	minN := map[string]float64{}
+	for _, in := range ins {
+		for _, r := range in.Run.Results {
+			if r.LB == "" || r.Error != "" {
+				continue
+			}
+			figs := FiguresOf(r.Workload)
+			f := figs[0]
+			v, ok := value(f, r.Metrics)
+			if !ok {
+				continue
+			}
+			conn := connectionsOf(r.Workload, r.Params)
+			g := grp{r.Workload, conn.Style}
+			if charts[g] == nil {
+				title := r.Workload
+				if conn.Style != "" {
+					title = conn.Style + "-connection " + r.Workload
+				}
+				charts[g] = &chart{Kind: chartLines, Title: title + ": " + unitOf(f) + " against services", XLabel: "services", YLabel: unitOf(f)}
+				groups = append(groups, g)
+			}
+			name := seriesName(in, overlay, r.Network+" lb="+r.LB)
+			k := sk{g, name}
+			if vals[k] == nil {
+				vals[k] = map[float64][]float64{}
+				order = append(order, k)
+			}
+			n := float64(r.Services)
+			vals[k][n] = append(vals[k][n], f.Display(v))
+			if r.Services > 0 {
+				if n > maxN[r.Workload] {
+					maxN[r.Workload] = n
+				}
+				if minN[r.Workload] == 0 || n < minN[r.Workload] {
+					minN[r.Workload] = n
+				}
+			}
+			if s, ok := r.Metrics.Extra[result.ExtraSyncS]; ok && r.Services > 0 {
+				if syncVals[name] == nil {
+					syncVals[name] = map[float64][]float64{}
+					syncOrder = append(syncOrder, name)
+				}
+				syncVals[name][n] = append(syncVals[name][n], s)
+			}
+		}
+	}
+	for _, g := range groups {
+		c := charts[g]
+		c.XLog = maxN[g.wl] >= 10*math.Max(minN[g.wl], 1)
+		for _, k := range order {
+			if k.g != g {
+				continue
+			}
+			s := series{Label: k.name}
+			m := vals[k]
+			if v, ok := m[0]; ok && len(m) == 1 { // the pod-IP reference: flat
+				y, _ := avg(v)
+				s.Dashed = true
+				s.Label += " (pod IP, no service)"
+				for _, x := range []float64{math.Max(minN[g.wl], 1), math.Max(maxN[g.wl], 1)} {
+					s.Points = append(s.Points, point{X: fp(x), Y: y})
+				}
+			} else {
+				s.Points = linePoints(m)
+			}
+			c.Series = append(c.Series, s)
+		}
+		sec.Charts = append(sec.Charts, *c)
+	}
+	sec.Charts = append(sec.Charts, serviceRatios(ins)...)
+	if len(syncOrder) > 0 {
+		sync = &chart{Kind: chartLines, Title: "time to program the services on every node", XLabel: "services", YLabel: "sync (s)"}
+		lo, hi := math.Inf(1), 0.0
+		for _, name := range syncOrder {
+			pts := linePoints(syncVals[name])
+			for _, p := range pts {
+				lo, hi = math.Min(lo, *p.X), math.Max(hi, *p.X)
+			}
+			sync.Series = append(sync.Series, series{Label: name, Points: pts})
+		}
+		sync.XLog = hi >= 10*lo
+		sec.Charts = append(sec.Charts, *sync)
+	}
+	return sec
+}
+
+func linePoints(m map[float64][]float64) []point {
+	var xs []float64
+	for x := range m {
+		xs = append(xs, x)
+	}
+	sort.Float64s(xs)
+	var pts []point
+	for _, x := range xs {
+		y, _ := avg(m[x])
+		pts = append(pts, point{X: fp(x), Y: y})
+	}
+	return pts
+}
+
+// environmentSection: what each run is only comparable with.
+func environmentSection(ins []Input) section {
+	sec := section{ID: "environment", Title: "Environment"}
+	head := []string{""}
+	for _, in := range ins {
+		head = append(head, in.Name)
+	}
+	rows := [][]string{}
+	addRow := func(name string, get func(r *result.Run) string) {
+		row := []string{name}
+		any := false
+		for _, in := range ins {
+			v := get(in.Run)
+			any = any || v != ""
+			row = append(row, v)
+		}
+		if any {
+			rows = append(rows, row)
+		}
+	}
+	addRow("command", func(r *result.Run) string { return strings.Join(r.Command, " ") })
+	addRow("cnperf", func(r *result.Run) string { return r.Version })
+	addRow("started", func(r *result.Run) string { return r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC") })
+	addRow("rounds", func(r *result.Run) string {
+		if r.Rounds == 0 {
+			return ""
+		}
+		return strconv.Itoa(r.Rounds)
+	})
+	addRow("host", func(r *result.Run) string { return r.Environment.Hostname })
+	addRow("kernel", func(r *result.Run) string { return r.Environment.Kernel })
+	addRow("CPU", func(r *result.Run) string {
+		return fmt.Sprintf("%s × %d", r.Environment.CPUModel, r.Environment.CPUs)
+	})
+	addRow("memory", func(r *result.Run) string {
+		if r.Environment.MemoryBytes == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%.1f GiB", float64(r.Environment.MemoryBytes)/(1<<30))
+	})
+	addRow("cpuidle", func(r *result.Run) string { return r.Environment.CPUIdle })
+	addRow("CPU latency bound", func(r *result.Run) string {
+		if r.Environment.CPULatencyUs == nil {
+			return ""
+		}
+		return fmt.Sprintf("%d µs", *r.Environment.CPULatencyUs)
+	})
+	addRow("backend", func(r *result.Run) string { return r.Environment.Backend })
+	addRow("underlay MTU", func(r *result.Run) string { return strconv.Itoa(r.Environment.UnderlayMTU) })
+	addRow("Go", func(r *result.Run) string { return r.Environment.GoVersion })
+	sec.Tables = append(sec.Tables, htmlTable{Head: head, Rows: rows})
+	rows = nil
+	for _, m := range []struct {
+		name string
+		get  func(e result.Environment) map[string]string
+	}{
+		{"sysctl ", func(e result.Environment) map[string]string { return e.Sysctls }},
+		{"offload ", func(e result.Environment) map[string]string { return e.Offloads }},
+		{"tool ", func(e result.Environment) map[string]string { return e.Tools }},
+	} {
+		keys := map[string]bool{}
+		for _, in := range ins {
+			for k := range m.get(in.Run.Environment) {
+				keys[k] = true
+			}
+		}
+		var ks []string
+		for k := range keys {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		for _, k := range ks {
+			addRow(m.name+k, func(r *result.Run) string { return m.get(r.Environment)[k] })
+		}
+	}
+	if len(rows) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{Folded: true, Caption: fmt.Sprintf("sysctls, offloads and tools (%d rows)", len(rows)), Head: head, Rows: rows})
+	}
+	return sec
+}
+
+// networksSection: per network, the commands that built it (the run's
+// builds, where its backend kept them); and what was skipped, with why.
+func networksSection(ins []Input) section {
+	sec := section{ID: "networks", Title: "Networks: how each was built"}
+	var nets []string
+	built := map[string]bool{}
+	for _, in := range ins {
+		for _, r := range in.Run.Results {
+			if !slices.Contains(nets, r.Network) {
+				nets = append(nets, r.Network)
+			}
+		}
+		for _, b := range in.Run.Builds {
+			rows := make([][]string, 0, len(b.Commands))
+			for i, c := range b.Commands {
+				rows = append(rows, []string{fmt.Sprint(i + 1), c})
+			}
+			what := b.Network
+			if len(ins) > 1 {
+				what = in.Name + ": " + what
+			}
+			sec.Tables = append(sec.Tables, htmlTable{Folded: true,
+				Caption: fmt.Sprintf("%s (%s %s): %d commands, in order", what, cmp.Or(b.Backend, "lab"), b.ID, len(b.Commands)),
+				Head:    []string{"#", "command"}, Rows: rows})
+			built[b.Network] = true
+		}
+	}
+	rows := [][]string{}
+	for _, n := range nets {
+		if !built[n] {
+			rows = append(rows, []string{n, "not recorded in the run file", "cnperf lab --network " + n})
+		}
+	}
+	if len(rows) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{
+			Caption: "These run files do not record the commands that built these networks (files written before cnperf kept them, or a backend that does not). `cnperf lab --network NAME` builds the same network and keeps it up to inspect (ip -n NAMESPACE ...); the exact commands each network issues are locked by its golden test, internal/netmode/<network>/testdata/*.golden.",
+			Head:    []string{"network", "build commands", "to inspect it"}, Rows: rows})
+	}
+	var skips [][]string
+	for _, in := range ins {
+		for _, s := range in.Run.Skipped {
+			skips = append(skips, []string{in.Name, s.Network, s.Workload, s.Placement, s.Reason})
+		}
+	}
+	if len(skips) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{Caption: "Asked for but not run here", Head: []string{"run", "network", "workload", "placement", "reason"}, Rows: skips})
+	}
+	return sec
+}
+
+// serviceRatios: per workload (and connection style), each load
+// balancer's ratio to the pod-IP row at each number of services, with its
+// interval, 1 marked.
+func serviceRatios(ins []Input) []chart {
+	overlay := len(ins) > 1
+	var out []*chart
+	byTitle := map[string]*chart{}
+	for _, in := range ins {
+		for _, s := range summarized(in.Run) {
+			k, v := s.Cell, s.VsBaseline
+			if k.LB == "" || k.Services == 0 || v == nil {
+				continue
+			}
+			f, ok := figureOf(k.Workload, s.Figure)
+			if !ok || !f.Ratio {
+				continue
+			}
+			title := k.Workload
+			if st := stepWithout(k.Step, "services="); st != "" {
+				title += " (" + st + ")"
+			}
+			title += ": " + f.Label + " through the service, ratio to the pod IP"
+			c := byTitle[title]
+			if c == nil {
+				one := 1.0
+				c = &chart{Kind: chartInterval, Title: title, YLabel: "ratio to pod IP (" + string(f.Better) + " is better)", Ref: &one, RefLabel: "pod IP = 1", YLog: true}
+				byTitle[title] = c
+				out = append(out, c)
+			}
+			name := seriesName(in, overlay, fmt.Sprintf("%d services", k.Services))
+			addIntervalPoint(c, name, k.Network+" lb="+k.LB, v.Ratio, v.CILevel > 0 || v.CILow != 0 || v.CIHigh != 0, v.CILow, v.CIHigh)
+		}
+	}
+	var cs []chart
+	for _, c := range out {
+		cs = append(cs, *c)
+	}
+	return cs
+}
+
+// stepWithout drops the fields of a step label that start with prefix.
+func stepWithout(step, prefix string) string {
+	var out []string
+	for _, f := range strings.Fields(step) {
+		if !strings.HasPrefix(f, prefix) {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, " ")
+}

@@ -1,0 +1,163 @@
+package report
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+)
+
+// The plotting library, Chart.js 3.9.1 (MIT), copied from Debian's
+// libjs-chart.js 3.9.1+~0.2.1-2 (/usr/share/javascript/chart.js/chart.min.js);
+// its licence is assets/chart.js.copyright. See docs/report-html.md for why.
+//
+//go:embed assets/chart.min.js
+var chartJS string
+
+//go:embed assets/page.js
+var pageJS string
+
+// ChartLibrary names the vendored plotting library, for the page's footer.
+const ChartLibrary = "Chart.js 3.9.1 (MIT), from Debian libjs-chart.js 3.9.1+~0.2.1-2"
+
+// Page is the HTML report of one or more runs, laid out as sections that
+// hold only what the runs have data for.
+type Page struct {
+	Title    string
+	Runs     []Input
+	Sections []section
+	// Warnings are the runs' own (a noisy machine, failed rounds), shown
+	// first: the reader must know them to judge every chart.
+	Warnings []string
+	charts   []chart
+}
+
+// BuildPage lays out the report of runs: the comparison with the baseline,
+// figures against message size, latency spectra, start-up phases, service
+// scaling (each only where a run has data for it), then the environment
+// and the networks. Every chart comes from the figures workloads declare
+// (FiguresOf) and the typed fields of the results.
+func BuildPage(ins []Input) *Page {
+	p := &Page{Title: "cnperf report"}
+	var names []string
+	for _, in := range ins {
+		names = append(names, in.Name)
+	}
+	p.Title += ": " + strings.Join(names, ", ")
+	p.Runs = ins
+	for _, in := range ins {
+		for _, w := range in.Run.Warnings {
+			p.Warnings = append(p.Warnings, in.Name+": "+w)
+		}
+		if in.Run.Incomplete {
+			p.Warnings = append(p.Warnings, in.Name+": incomplete: the run was cut short or is still going; cells not shown were not measured")
+		}
+	}
+	for _, s := range []section{
+		comparisonSection(ins), sizeSection(ins), spectrumSection(ins), phasesSection(ins),
+		servicesSection(ins), environmentSection(ins), networksSection(ins),
+	} {
+		var cs []chart
+		for _, c := range s.Charts {
+			if c.empty() {
+				continue
+			}
+			c.ID = fmt.Sprintf("chart-%d", len(p.charts)+len(cs)+1)
+			cs = append(cs, c)
+		}
+		s.Charts = cs
+		if len(cs) == 0 && len(s.Tables) == 0 && len(s.Notes) == 0 {
+			continue
+		}
+		p.charts = append(p.charts, cs...)
+		p.Sections = append(p.Sections, s)
+	}
+	return p
+}
+
+// ChartIDs lists, per section id, the ids of the charts the page draws:
+// what a test expects to find drawn.
+func (p *Page) ChartIDs() map[string][]string {
+	m := map[string][]string{}
+	for _, s := range p.Sections {
+		for _, c := range s.Charts {
+			m[s.ID] = append(m[s.ID], c.ID)
+		}
+	}
+	return m
+}
+
+// HTML writes the report of runs as one self-contained page: the plotting
+// library and the data are inline, nothing is fetched.
+func HTML(w io.Writer, ins []Input) error {
+	return BuildPage(ins).Write(w)
+}
+
+// Write renders the page.
+func (p *Page) Write(w io.Writer) error {
+	data, err := json.Marshal(p.charts) // escapes <, > and &: safe inside <script>
+	if err != nil {
+		return err
+	}
+	return pageTmpl.Execute(w, map[string]any{
+		"Page":    p,
+		"Lib":     template.JS(strings.ReplaceAll(chartJS, "</script", `<\/script`)),
+		"Script":  template.JS(pageJS),
+		"Charts":  template.JS(data),
+		"Library": ChartLibrary,
+	})
+}
+
+var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Page.Title}}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 0 1em 3em; color: #222; }
+h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; padding-top: .5em; }
+nav a { margin-right: 1em; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 1em; }
+figure.chart { margin: 0; border: 1px solid #e4e4e4; border-radius: 4px; padding: .5em; break-inside: avoid; }
+figure.chart div.box { position: relative; height: 320px; }
+figcaption { font-size: .85em; color: #555; margin-top: .3em; }
+table { border-collapse: collapse; font-size: .85em; margin: .5em 0 1em; }
+td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-align: top; }
+caption { text-align: left; font-size: .9em; color: #444; padding: .3em 0; caption-side: top; }
+code, .mono { font-family: ui-monospace, monospace; }
+#js-errors { color: #b00; white-space: pre-wrap; }
+.warning { background: #fff4e0; border-left: 4px solid #e69500; padding: .3em .6em; }
+@media print { details { display: block; } nav { display: none; } .charts { grid-template-columns: 1fr 1fr; } figure.chart div.box { height: 260px; } h2 { break-before: auto; } }
+</style>
+</head>
+<body>
+<h1>{{.Page.Title}}</h1>
+<pre id="js-errors" hidden></pre>
+<p>{{range $i, $r := .Page.Runs}}{{if $i}}; {{end}}<b>{{$r.Name}}</b>: {{len $r.Run.Results}} results{{with $r.Run.Rounds}}, {{.}} rounds{{end}}, {{$r.Run.Environment.Hostname}} ({{$r.Run.Environment.Kernel}}){{end}}.</p>
+{{range .Page.Warnings}}<p class="warning">warning: {{.}}</p>
+{{end}}<nav>{{range .Page.Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
+{{range .Page.Sections}}
+<section id="{{.ID}}" data-section="{{.ID}}">
+<h2>{{.Title}}</h2>
+{{with .Intro}}<p>{{.}}</p>{{end}}
+{{if .Charts}}<div class="charts">
+{{range .Charts}}<figure class="chart" id="{{.ID}}"><div class="box"><canvas aria-label="{{.Title}}" role="img"></canvas></div>{{with .Note}}<figcaption>{{.}}</figcaption>{{end}}</figure>
+{{end}}</div>{{end}}
+{{range .Tables}}{{if .Folded}}<details><summary>{{.Caption}}</summary><table>{{else}}<table>{{with .Caption}}<caption>{{.}}</caption>{{end}}{{end}}
+<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{if .Folded}}</details>{{end}}
+{{end}}
+{{range .Notes}}<p>{{.}}</p>{{end}}
+</section>
+{{end}}
+<footer><p>Written by cnperf; charts drawn by {{.Library}}, inline in this file: the page needs no network.</p></footer>
+<script>{{.Lib}}</script>
+<script>window.CNPERF_CHARTS = {{.Charts}};</script>
+<script>{{.Script}}</script>
+</body>
+</html>
+`))

@@ -1,0 +1,197 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// pageRuns are stored real runs that together hold every kind of section:
+// the comparison (rr_stream_repeat, a file without summaries or intervals,
+// as today's runs without --repeat write; summaries, with them), figures
+// against message size (sizes_64 and sizes_16384: tcp_stream at 64 B and
+// 16384 B beside rr_stream_repeat's 256 B), latency spectra with saturated
+// steps (load_rates), start-up phases (startup) and service scaling
+// (services).
+var pageRuns = []string{"rr_stream_repeat", "sizes_64", "sizes_16384", "load_rates", "startup", "services"}
+
+func readInputs(t *testing.T, names ...string) []Input {
+	t.Helper()
+	var ins []Input
+	for _, n := range names {
+		p := filepath.Join("testdata", n+".json")
+		r, err := result.Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, NewInput(p, r))
+	}
+	return ins
+}
+
+// TestPageSections: the page has a section for each kind of data the runs
+// hold and none for what they lack, every chart with data in it.
+func TestPageSections(t *testing.T) {
+	for _, c := range []struct {
+		runs []string
+		want string
+	}{
+		{pageRuns, "comparison sizes latency startup services environment networks"},
+		{[]string{"summaries"}, "comparison latency environment networks"},
+		{[]string{"startup"}, "comparison startup environment networks"},
+		{[]string{"services"}, "services environment networks"},
+	} {
+		p := BuildPage(readInputs(t, c.runs...))
+		var got []string
+		for _, s := range p.Sections {
+			got = append(got, s.ID)
+			for _, ch := range s.Charts {
+				if ch.empty() {
+					t.Errorf("%v: chart %q has no data", c.runs, ch.Title)
+				}
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%v: sections %v, want %s", c.runs, got, c.want)
+		}
+	}
+}
+
+// TestPageSelfContained: nothing on the page is fetched: no src or href to
+// another host, the library inline.
+func TestPageSelfContained(t *testing.T) {
+	var b bytes.Buffer
+	if err := HTML(&b, readInputs(t, pageRuns...)); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:)?//`).FindString(page); m != "" {
+		t.Errorf("the page refers to another host: %q", m)
+	}
+	if !strings.Contains(page, "Chart.js v3.9.1") {
+		t.Error("the plotting library is not inline")
+	}
+}
+
+var figureRE = regexp.MustCompile(`<figure class="chart" id="(chart-\d+)"([^>]*)>`)
+var attrRE = regexp.MustCompile(`data-(points|drawn)="(\d+)"`)
+
+// TestPageInChromium renders the page of the stored runs in headless
+// Chromium with networking off, and checks every chart was drawn (Chart.js
+// laid out data points and its canvas has ink), no script error, and the
+// screenshot is not blank.
+func TestPageInChromium(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed (Debian package chromium, scripts/install-deps.sh): the page is not rendered")
+	}
+	if testing.Short() {
+		t.Skip("-short: not starting a browser")
+	}
+	dir := t.TempDir()
+	p := BuildPage(readInputs(t, pageRuns...))
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chrome := func(args ...string) (stdout, stderr string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+			"--user-data-dir=" + filepath.Join(dir, "profile"),
+			// networking off: every name fails to resolve, every proxy
+			// connection is refused
+			"--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
+			"--enable-logging=stderr", "--v=0", "--window-size=1200,3000", "--virtual-time-budget=20000"}
+		cmd := exec.CommandContext(ctx, bin, append(append(base, args...), "file://"+page)...)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("chromium %v: %v\n%s", args, err, e.String())
+		}
+		return o.String(), e.String()
+	}
+	dom, logs := chrome("--dump-dom")
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "CONSOLE") && (strings.Contains(line, "Uncaught") || strings.Contains(line, "ERROR") || strings.Contains(line, "rror")) {
+			t.Errorf("console error: %s", line)
+		}
+	}
+	if m := regexp.MustCompile(`<pre id="js-errors"[^>]*>([^<]*)<`).FindStringSubmatch(dom); m == nil || m[1] != "" {
+		t.Errorf("script errors on the page: %q", m)
+	}
+	drawn := map[string][2]int{}
+	for _, m := range figureRE.FindAllStringSubmatch(dom, -1) {
+		var v [2]int
+		for _, a := range attrRE.FindAllStringSubmatch(m[2], -1) {
+			n, _ := strconv.Atoi(a[2])
+			if a[1] == "points" {
+				v[0] = n
+			} else {
+				v[1] = n
+			}
+		}
+		drawn[m[1]] = v
+	}
+	total := 0
+	for sec, ids := range p.ChartIDs() {
+		for _, id := range ids {
+			total++
+			v, ok := drawn[id]
+			switch {
+			case !ok:
+				t.Errorf("section %s: chart %s is not on the rendered page", sec, id)
+			case v[0] == 0 || v[1] == 0:
+				t.Errorf("section %s: chart %s drew %d data points, %d pixels", sec, id, v[0], v[1])
+			}
+		}
+	}
+	if !strings.Contains(dom, `data-charts-done="`+strconv.Itoa(total)+`"`) {
+		t.Errorf("the page's script did not finish its %d charts", total)
+	}
+	shot := filepath.Join(dir, "report.png")
+	chrome("--screenshot=" + shot)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := inked(img); n < 10000 {
+		t.Errorf("the screenshot is nearly blank: %d non-white pixels", n)
+	}
+	t.Logf("%d charts drawn in %d sections", total, len(p.Sections))
+}
+
+// inked counts the pixels that are not white.
+func inked(img image.Image) int {
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if r < 0xf000 || g < 0xf000 || bl < 0xf000 {
+				n++
+			}
+		}
+	}
+	return n
+}

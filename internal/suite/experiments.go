@@ -1,0 +1,67 @@
+package suite
+
+import (
+	"time"
+
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/workload"
+)
+
+// The experiments' suites: seed 001's message-size sweep, noisy
+// neighbours and all-to-all scalability.
+func init() {
+	Register(Suite{
+		Name:    "sizes",
+		Summary: "TCP and UDP throughput (and CPU per byte) at 64 B to 64 KiB messages: bridge (same host), host, vxlan, host-gw (cross host)",
+		Source:  "seeds/001 (INFOCOM 2018), Figures 4-5: throughput against message size",
+		Cases: []runner.Case{
+			{Network: "baseline", Placement: netmode.SameHost},
+			{Network: "bridge", Placement: netmode.SameHost},
+			{Network: "baseline", Placement: netmode.CrossHost},
+			{Network: "host", Placement: netmode.CrossHost},
+			{Network: "vxlan", Placement: netmode.CrossHost},
+			{Network: "host-gw", Placement: netmode.CrossHost},
+		},
+		Workloads:    []string{"tcp_stream", "udp_stream"},
+		MessageSizes: []int{64, 256, 1024, 4096, 16384, 65507},
+		Params:       workload.Params{Duration: 2 * time.Second},
+		Rounds:       2,
+	})
+	Register(Suite{
+		Name:    "interference",
+		Summary: "TCP throughput and latency without and with 5 busy neighbour pods (interleaved): host, bridge (same host), vxlan, host-gw, flannel-udp, weave (cross host)",
+		Source:  "seeds/001 (INFOCOM 2018), Figure 8: user-space overlays suffer most under CPU contention",
+		Cases: []runner.Case{
+			{Network: "baseline", Placement: netmode.SameHost},
+			{Network: "bridge", Placement: netmode.SameHost},
+			{Network: "baseline", Placement: netmode.CrossHost},
+			{Network: "host", Placement: netmode.CrossHost},
+			{Network: "vxlan", Placement: netmode.CrossHost},
+			{Network: "host-gw", Placement: netmode.CrossHost},
+			{Network: "flannel-udp", Placement: netmode.CrossHost},
+			{Network: "weave", Placement: netmode.CrossHost},
+		},
+		Workloads:  []string{"tcp_stream", "tcp_rr"},
+		Neighbours: "busy:5",
+		Params:     workload.Params{Duration: 2 * time.Second},
+		Rounds:     3,
+	})
+	Register(Suite{
+		Name:    "scalability",
+		Summary: "all-to-all exchange of 1024 B messages among 2-32 pods in rounds: time per round, aggregate throughput; one host, two hosts 1:N-1 and balanced",
+		Source:  "seeds/001 (INFOCOM 2018), scalability: all-to-all among many containers depends on placement",
+		Cases: []runner.Case{
+			{Network: "baseline", Placement: netmode.SameHost},
+			{Network: "bridge", Placement: netmode.SameHost},
+			{Network: "baseline", Placement: netmode.CrossHost},
+			{Network: "vxlan", Placement: netmode.CrossHost},
+			{Network: "host-gw", Placement: netmode.CrossHost},
+		},
+		Workloads:    []string{"alltoall"},
+		AllToAllPods: []int{2, 4, 8, 16, 32},
+		Spreads:      []string{"1:N-1", "balanced"},
+		Params:       workload.Params{Duration: 2 * time.Second, MessageSize: 1024},
+		Rounds:       2,
+	})
+}
