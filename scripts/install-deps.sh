@@ -31,6 +31,9 @@ missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# the docker backend: Debian's engine (dockerd, containerd, runc), unless
+# an engine is already installed (e.g. Docker's own docker-ce packages)
+command -v dockerd >/dev/null || missing+=(docker.io)
 if ((${#missing[@]})); then
   echo "installing: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive

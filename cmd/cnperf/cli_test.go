@@ -156,6 +156,13 @@ var badInputs = []struct {
 	{[]string{"load", "pace", "--rate", "1000", "--threads", "0"}, "must be positive"},
 	{[]string{"load", "serve"}, "name the server"},
 	{[]string{"load", "serve", "nope"}, "use http, tcp or nginx"},
+	// the docker backend (issue 14)
+	{[]string{"run", "--backend", "podman", "--networks", "bridge"}, `unknown backend "podman"`},
+	{[]string{"run", "--backend", "docker", "--workloads", "tcp_rr"}, "name the networks to run"},
+	{[]string{"run", "--backend", "docker", "--networks", "vxlan"}, `docker backend has no network "vxlan"`},
+	{[]string{"run", "--backend", "docker", "--networks", "bridge", "--placement", "cross-host"}, "one Docker engine is one host"},
+	{[]string{"run", "--backend", "docker", "--networks", "bridge", "DOCKER_HOST=unix:///nonexistent/docker.sock"}, "no Docker engine reachable"},
+	{[]string{"clean", "--backend", "docker", "DOCKER_HOST=unix:///nonexistent/docker.sock"}, "no Docker engine reachable"},
 }
 
 // fixHint is how a message names its fix: what to use, give, choose,
@@ -174,6 +181,11 @@ func TestBadInput(t *testing.T) {
 			id = strings.TrimPrefix(last, "RUNID=")
 			args = args[:len(args)-1]
 		}
+		var env []string
+		if last := args[len(args)-1]; strings.HasPrefix(last, "DOCKER_HOST=") {
+			env = append(env, last)
+			args = args[:len(args)-1]
+		}
 		dir := t.TempDir()
 		for j, a := range args {
 			args[j] = strings.Replace(a, "OUT", dir, 1)
@@ -183,7 +195,7 @@ func TestBadInput(t *testing.T) {
 		}
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = dir // where a default results folder would appear
-		cmd.Env = append(os.Environ(), "CNPERF_RUN_ID="+id)
+		cmd.Env = append(append(os.Environ(), "CNPERF_RUN_ID="+id), env...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()

@@ -13,8 +13,10 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/agent"
+	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/experiment/neighbours"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -233,8 +235,16 @@ func cmdClean(args []string) error {
 	fs := newFlags("clean")
 	force := fs.Bool("force", false, "also remove the labs of runs that are still going")
 	id := fs.String("id", "", "only this run's leftovers (the id in its namespace names, cnperf-ID-...)")
+	be := fs.String("backend", "lab", "lab (namespaces, processes, state folders) or docker (containers and networks labelled cnperf.run on the engine at DOCKER_HOST, and agent images of other cnperf binaries)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	switch *be {
+	case "lab":
+	case docker.Name:
+		return cleanDocker(*id, *force)
+	default:
+		return fmt.Errorf("clean --backend %q: use lab or docker", *be)
 	}
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("needs root to delete network namespaces; run it as root")
@@ -257,6 +267,38 @@ func cmdClean(args []string) error {
 	}
 	if len(removed) == 0 && err == nil {
 		fmt.Println("nothing to clean")
+	}
+	return err
+}
+
+// cleanDocker removes what dead runs left on the Docker engine, by label.
+func cleanDocker(id string, force bool) error {
+	e, err := docker.NewEngine("")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := e.Negotiate(ctx); err != nil {
+		return err
+	}
+	keep := ""
+	if self, err := os.Executable(); err == nil {
+		keep, _ = docker.ImageRef(self)
+	}
+	removed, kept, err := docker.Clean(ctx, e, id, keep, force)
+	for _, r := range removed {
+		if r.Image != "" {
+			fmt.Printf("removed agent image %s (another cnperf binary's)\n", r.Image)
+			continue
+		}
+		fmt.Printf("removed docker run %s: %d containers, %d networks\n", r.Run, r.Containers, r.Networks)
+	}
+	for _, r := range kept {
+		fmt.Printf("kept docker run %s: still running or started elsewhere (use --force to remove it)\n", r.Run)
+	}
+	if len(removed) == 0 && err == nil {
+		fmt.Println("nothing to clean on the docker engine")
 	}
 	return err
 }

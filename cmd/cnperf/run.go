@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/report"
@@ -35,9 +36,39 @@ func splitList(s string) []string {
 	return out
 }
 
+// placer is what buildCases asks of a backend.
+type placer interface {
+	Allows(network string, p backend.Placement) (bool, string)
+	Placements(network string) ([]backend.Placement, error)
+}
+
+// labPlacer answers for the lab's network modes.
+type labPlacer struct{}
+
+func (labPlacer) Allows(n string, p backend.Placement) (bool, string) {
+	m, err := netmode.Get(n)
+	if err != nil {
+		return false, err.Error()
+	}
+	return netmode.Allows(m, p)
+}
+
+func (labPlacer) Placements(n string) ([]backend.Placement, error) {
+	m, err := netmode.Get(n)
+	if err != nil {
+		return nil, err
+	}
+	return m.Placements(), nil
+}
+
 // buildCases turns --networks and --placement into cases; baseline rows are
 // added for every placement so that each figure has its ratio.
 func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, error) {
+	return buildCasesOn(labPlacer{}, networks, placements, noBaseline)
+}
+
+// buildCasesOn is buildCases for the networks and placements of a backend.
+func buildCasesOn(be placer, networks, placements []string, noBaseline bool) ([]runner.Case, error) {
 	if len(networks) == 0 {
 		networks = suite.DefaultNetworks
 	}
@@ -59,16 +90,21 @@ func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, 
 	}
 	explicit := len(pls) > 0
 	for _, n := range networks {
-		m, err := netmode.Get(n)
+		natural, err := be.Placements(n)
 		if err != nil {
 			return nil, err
 		}
 		want := pls
 		if !explicit {
-			want = m.Placements()[:1]
+			want = natural[:1]
+			if nb, ok := be.(interface {
+				Natural(string) []backend.Placement
+			}); ok {
+				want = nb.Natural(n)
+			}
 		}
 		for _, p := range want {
-			if ok, why := netmode.Allows(m, p); !ok {
+			if ok, why := be.Allows(n, p); !ok {
 				if explicit && len(networks) > 1 && len(pls) > 1 {
 					continue // several placements asked: run the ones it can
 				}
@@ -101,7 +137,8 @@ func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, 
 // the flags used after it is made.
 type runSetup struct {
 	plan       runner.Plan
-	networks   string // --networks as given
+	backend    runner.Placer // the backends --backend names, to check networks against
+	networks   string        // --networks as given
 	out        string
 	html, csv  string // --html, --csv
 	cpuLatency string
@@ -112,6 +149,7 @@ type runSetup struct {
 // and writes nothing.
 func parseRun(args []string) (*runSetup, error) {
 	fs := newFlags("run")
+	backendName := fs.String("backend", "lab", "where the pods run: lab (network namespaces cnperf builds) or docker (containers on the Docker engine at DOCKER_HOST, default socket)")
 	suiteName := fs.String("suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
 	networks := fs.String("networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
 	workloads := fs.String("workloads", "", "comma-separated workloads (default: the suite's; see cnperf workloads)")
@@ -164,9 +202,26 @@ func parseRun(args []string) (*runSetup, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := runner.CheckBackend(*backendName); err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	plan0 := runner.Plan{BackendName: *backendName, Agent: []string{self, "agent"}}
+	be, _ := plan0.NewBackend()
+	var pl placer = labPlacer{}
+	if *backendName != "lab" {
+		pl = be
+	}
 	cases := st.Cases
-	if *networks != "" || *placement != "" {
-		if cases, err = buildCases(splitList(*networks), splitList(*placement), *noBaseline); err != nil {
+	if *networks != "" || *placement != "" || *backendName != "lab" {
+		nets := splitList(*networks)
+		if len(nets) == 0 && *backendName != "lab" {
+			return nil, fmt.Errorf("--backend %s: name the networks to run, e.g. --networks bridge,host,nat", *backendName)
+		}
+		if cases, err = buildCasesOn(pl, nets, splitList(*placement), *noBaseline); err != nil {
 			return nil, err
 		}
 	}
@@ -213,13 +268,14 @@ func parseRun(args []string) (*runSetup, error) {
 		params.Extra = nil
 	}
 	plan := runner.Plan{
-		Cases:       cases,
-		Workloads:   wls,
-		Params:      params,
-		Lab:         lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24"), ModeOptions: modeOpts},
-		Repeat:      cmp.Or(*repeat, st.Rounds),
-		StartupPods: *startupPods,
-
+		Cases:        cases,
+		Workloads:    wls,
+		Params:       params,
+		Lab:          lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24"), ModeOptions: modeOpts},
+		Repeat:       cmp.Or(*repeat, st.Rounds),
+		StartupPods:  *startupPods,
+		BackendName:  *backendName,
+		Agent:        plan0.Agent,
 		MessageSizes: msgSizes,
 		Parallel:     cmp.Or(*parallel, st.Parallel),
 		Neighbours:   cmp.Or(*neighbours, st.Neighbours),
@@ -245,7 +301,7 @@ func parseRun(args []string) (*runSetup, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, err
 	}
-	return &runSetup{plan: plan, networks: *networks, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet}, nil
+	return &runSetup{plan: plan, backend: be, networks: *networks, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet}, nil
 }
 
 func cmdRun(args []string) error {
@@ -261,14 +317,20 @@ func cmdRun(args []string) error {
 		return err
 	}
 	if setup.networks != "" {
+		check := func(n string) error {
+			m, _ := netmode.Get(n)
+			return netmode.Check(m)
+		}
+		if setup.backend != nil && setup.plan.BackendName != "lab" {
+			check = setup.backend.Check
+		}
 		// In a comparison, a network this machine cannot build is skipped
 		// with the reason shown (the runner records it); when none of the
 		// networks the user named can be built, that is an error.
 		var firstErr error
 		buildable := 0
 		for _, n := range splitList(setup.networks) {
-			m, _ := netmode.Get(n)
-			if err := netmode.Check(m); err != nil {
+			if err := check(n); err != nil {
 				if firstErr == nil {
 					firstErr = err
 				}
@@ -286,11 +348,6 @@ func cmdRun(args []string) error {
 		return err
 	}
 	defer release()
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	plan.Agent = []string{self, "agent"}
 	path, err := resultsPath(setup.out)
 	if err != nil {
 		return err

@@ -125,6 +125,12 @@ type Deployment interface {
 	Teardown() error
 }
 
+// Named is a deployment that names the backend it runs on, recorded in
+// every result it measures (result.Backend); the local lab records none.
+type Named interface {
+	Backend() string
+}
+
 // ErrSkip marks a deployment this backend cannot make here or for this
 // combination (a network without pod addresses for services, a load
 // balancer the kernel lacks): the comparison goes on without it, the

@@ -48,6 +48,9 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 	if params.Direction != "" && workload.IsBulk(w) {
 		res.Params["direction"] = params.Direction
 	}
+	if n, ok := d.(backend.Named); ok {
+		res.Backend = n.Backend()
+	}
 	for k, v := range d.Params() {
 		res.Params[k] = v
 	}

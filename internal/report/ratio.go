@@ -33,7 +33,7 @@ func Ratios(w io.Writer, run *result.Run, a, b string) error {
 		if r.Error != "" || (r.Workload != a && r.Workload != b) {
 			continue
 		}
-		k := rowKey{r.Network, r.Placement, r.LB}
+		k := rowKey{r.Network, r.Placement, r.LB, r.Backend}
 		if vals[k] == nil {
 			vals[k] = map[string]*acc{}
 			keys = append(keys, k)

@@ -15,7 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-type rowKey struct{ network, placement, lb string }
+type rowKey struct{ network, placement, lb, backend string }
 
 // column is one declared figure of one workload.
 type column struct {
@@ -166,6 +166,7 @@ func Table(w io.Writer, run *result.Run) {
 		fmt.Fprintln(w, SaturationNote)
 	}
 	Services(w, run)
+	replicas(w, run)
 	Sizes(w, run)
 	Flows(w, run)
 	Neighbours(w, run)
@@ -291,7 +292,7 @@ func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary)
 	cells := map[rowKey]map[string]result.CellKey{}
 	errs := map[rowKey]map[string]string{}
 	for _, r := range results {
-		k := rowKey{r.Network, r.Placement, r.LB}
+		k := rowKey{r.Network, r.Placement, r.LB, r.Backend}
 		if !seen[k] {
 			seen[k] = true
 			keys = append(keys, k)
@@ -331,7 +332,10 @@ func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary)
 		if k.lb != "" {
 			row[0] += " lb=" + k.lb
 		}
-		base := rowKey{result.BaselineNetwork, k.placement, ""}
+		if k.backend != "" {
+			row[0] = k.backend + ":" + row[0]
+		}
+		base := rowKey{result.BaselineNetwork, k.placement, "", k.backend}
 		for _, c := range cols {
 			ms := vals[k][c.workload]
 			if e := errs[k][c.workload]; e != "" && len(ms) == 0 {
@@ -374,6 +378,38 @@ func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary)
 	for _, n := range notes {
 		fmt.Fprintln(w, "error: "+n)
 	}
+}
+
+// replicas prints every comparison of a real backend's cell with the
+// lab's replica of the same network, measured side by side in the run.
+func replicas(w io.Writer, run *result.Run) {
+	var lines []string
+	for _, s := range run.Summaries {
+		c := s.VsReplica
+		if c == nil {
+			continue
+		}
+		label := s.Figure
+		for _, f := range FiguresOf(s.Cell.Workload) {
+			if f.Key == s.Figure && f.Label != "" {
+				label = f.Label
+			}
+		}
+		where := ""
+		if c.Against.Placement != s.Cell.Placement {
+			where = " (lab " + c.Against.Placement + ")"
+		}
+		lines = append(lines, fmt.Sprintf("%s:%s\t%s\t%s\t%s\t%s%s", s.Cell.Backend, s.Cell.Network, s.Cell.Placement, s.Cell.Workload, label, ratio(*c), where))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nreal / replica (the lab's same network, interleaved in this run; median of per-round ratios):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, l := range lines {
+		fmt.Fprintln(tw, l)
+	}
+	tw.Flush()
 }
 
 func placementOrder(p string) int {

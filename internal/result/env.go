@@ -28,6 +28,9 @@ type Environment struct {
 	// CPULatencyUs is the PM QoS CPU latency bound cnperf held during the
 	// run (--cpu-latency), absent when it held none.
 	CPULatencyUs *int `json:"cpu_latency_us,omitempty"`
+	// Docker describes the engine of a docker-backend run: version, API,
+	// storage and cgroup drivers, iptables and docker-proxy settings.
+	Docker map[string]string `json:"docker,omitempty"`
 }
 
 // SysctlsThatMatter are the host-wide knobs that change network results.

@@ -74,6 +74,10 @@ type Summary struct {
 	CV       float64 `json:"cv"` // coefficient of variation over rounds
 	// VsBaseline compares with the baseline's same figure, paired by round.
 	VsBaseline *Comparison `json:"vs_baseline,omitempty"`
+	// VsReplica compares a cell of another backend (real Docker) with the
+	// lab's replica of the same network in the same run, paired by round:
+	// real / replica.
+	VsReplica *Comparison `json:"vs_replica,omitempty"`
 }
 
 // CellKey names a cell: what a result of one round is a sample of.
@@ -84,11 +88,14 @@ type CellKey struct {
 	LB        string `json:"lb,omitempty"`
 	Services  int    `json:"services,omitempty"`
 	Step      string `json:"step,omitempty"`
+	// Backend is where the cell ran when not the local lab ("docker"): the
+	// same network on two backends is two cells.
+	Backend string `json:"backend,omitempty"`
 }
 
 // Key is the cell of a result.
 func (r Result) Key() CellKey {
-	return CellKey{Network: r.Network, Workload: r.Workload, Placement: r.Placement, LB: r.LB, Services: r.Services, Step: r.Step}
+	return CellKey{Network: r.Network, Workload: r.Workload, Placement: r.Placement, LB: r.LB, Services: r.Services, Step: r.Step, Backend: r.Backend}
 }
 
 // Comparison is a ratio between two cells' figure, paired by round, with

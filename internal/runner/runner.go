@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	_ "github.com/cnperf/cnperf/internal/experiment/all" // the experiments
@@ -76,19 +78,162 @@ type Plan struct {
 	// Out, when set, receives the results after every finished cell
 	// (atomically, marked incomplete until the run ends).
 	Out string
-	// Backend deploys the units; nil is the local lab (Lab, Agent).
+	// Backend deploys the units; nil is the one named by BackendName.
 	Backend backend.Backend
+	// BackendName picks a registered backend (Backends); "" is the lab.
+	BackendName string
 }
 
-func (p *Plan) backend() backend.Backend {
+// backends are the backends a run can name, each made from the plan.
+var backends = map[string]func(p *Plan, logf func(string, ...any)) backend.Backend{
+	labbackend.Name: func(p *Plan, logf func(string, ...any)) backend.Backend {
+		return labbackend.New(p.Lab, p.Agent, logf)
+	},
+	docker.Name: func(p *Plan, logf func(string, ...any)) backend.Backend {
+		bin := ""
+		if len(p.Agent) > 0 {
+			bin = p.Agent[0]
+		}
+		return docker.New("", bin, p.Lab.ID, p.Lab.MTU, logf)
+	},
+}
+
+// Backends lists the backends a run can name.
+func Backends() []string {
+	out := make([]string, 0, len(backends))
+	for n := range backends {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CheckBackend validates a backend name, or a comma-separated list of
+// them (lab,docker: the same networks on each, side by side).
+func CheckBackend(name string) error {
+	seen := map[string]bool{}
+	for _, n := range strings.Split(name, ",") {
+		if _, ok := backends[n]; !ok && name != "" {
+			return fmt.Errorf("unknown backend %q; use one of %s, or several comma-separated (lab,docker)", n, strings.Join(Backends(), ", "))
+		}
+		if seen[n] {
+			return fmt.Errorf("backend %q named twice in %q", n, name)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+// backends makes the plan's backends: Backend, or one per name in
+// BackendName (the lab when empty).
+func (p *Plan) backends() []backend.Backend {
 	if p.Backend != nil {
-		return p.Backend
+		return []backend.Backend{p.Backend}
 	}
 	var logf func(string, ...any)
 	if p.Log != nil {
 		logf = func(format string, args ...any) { fmt.Fprintf(p.Log, format+"\n", args...) }
 	}
-	return labbackend.New(p.Lab, p.Agent, logf)
+	var out []backend.Backend
+	for _, n := range strings.Split(p.BackendName, ",") {
+		mk := backends[n]
+		if mk == nil {
+			mk = backends[labbackend.Name]
+		}
+		out = append(out, mk(p, logf))
+	}
+	return out
+}
+
+func (p *Plan) backend() backend.Backend { return p.backends()[0] }
+
+// multi is a backend standing for several: a network and placement is
+// allowed where one of them allows it.
+type multi []backend.Backend
+
+func (m multi) Allows(network string, pl backend.Placement) (bool, string) {
+	var whys []string
+	for _, b := range m {
+		ok, why := b.Allows(network, pl)
+		if ok {
+			return true, ""
+		}
+		whys = append(whys, b.Name()+": "+why)
+	}
+	return false, strings.Join(whys, "; ")
+}
+
+func (m multi) Placements(network string) ([]backend.Placement, error) {
+	var out []backend.Placement
+	var errs []error
+	for _, b := range m {
+		ps, err := b.Placements(network)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, p := range ps {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// Placer is what cases are checked against: which placements a network
+// has and allows.
+type Placer interface {
+	Allows(network string, p backend.Placement) (bool, string)
+	Placements(network string) ([]backend.Placement, error)
+	Check(network string) error
+}
+
+// NewBackend makes the backends the plan names, as one Placer, to check
+// cases against before anything is built (Execute makes its own).
+func (p *Plan) NewBackend() (Placer, error) {
+	if err := CheckBackend(p.BackendName); err != nil {
+		return nil, err
+	}
+	bs := p.backends()
+	if len(bs) == 1 {
+		return bs[0], nil
+	}
+	return multiChecker{multi(bs)}, nil
+}
+
+type multiChecker struct{ multi }
+
+// Check passes where one of the backends that has network can build it.
+func (m multiChecker) Check(network string) error {
+	var errs []error
+	for _, b := range m.multi {
+		if _, err := b.Placements(network); err != nil {
+			errs = append(errs, err)
+			continue // not one of its networks
+		}
+		err := b.Check(network)
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Natural is each backend's preferred placement of network: run without
+// --placement, every backend runs it where it prefers.
+func (m multi) Natural(network string) []backend.Placement {
+	var out []backend.Placement
+	for _, b := range m {
+		if ps, err := b.Placements(network); err == nil && len(ps) > 0 && !slices.Contains(out, ps[0]) {
+			out = append(out, ps[0])
+		}
+	}
+	return out
 }
 
 func (p *Plan) experimentPlan() *experiment.Plan {
@@ -108,7 +253,7 @@ func (p *Plan) Validate() error {
 	if len(p.Workloads) == 0 {
 		return errors.New("nothing to run: no workload selected; name one with --workloads (see cnperf workloads)")
 	}
-	be := p.backend()
+	be := multi(p.backends())
 	for _, c := range p.Cases {
 		if ok, why := be.Allows(c.Network, c.Placement); !ok {
 			if _, err := be.Placements(c.Network); err != nil {
@@ -165,29 +310,48 @@ func Execute(ctx context.Context, p Plan, run *result.Run) error {
 	if rounds == 0 {
 		rounds = 1
 	}
-	ep := p.experimentPlan() // with a backend made now, with the agent's argv as it is
-	ep.Rounds = rounds
-	shares, err := experiment.Split(ep)
-	if err != nil {
-		return err
-	}
+	// with backends made now, with the agent's argv as it is; several
+	// backends each deploy the cases they allow, all interleaved
 	var units []sched.Unit
-	for _, sh := range shares {
-		us, err := sh.Experiment.Units(ep, sh.Workloads)
+	var names []string
+	var shares []experiment.Share
+	for _, be := range p.backends() {
+		ep := p.experimentPlan()
+		ep.Backend, ep.Rounds = be, rounds
+		ep.Cases = nil
+		for _, c := range p.Cases {
+			if ok, _ := be.Allows(c.Network, c.Placement); ok {
+				ep.Cases = append(ep.Cases, c)
+			}
+		}
+		if len(ep.Cases) == 0 {
+			continue
+		}
+		names = append(names, be.Name())
+		shs, err := experiment.Split(ep)
 		if err != nil {
 			return err
 		}
-		units = append(units, us...)
+		for _, sh := range shs {
+			us, err := sh.Experiment.Units(ep, sh.Workloads)
+			if err != nil {
+				return err
+			}
+			units = append(units, us...)
+		}
+		shares = append(shares, shs...)
 	}
 	if run.Environment.Backend == "" {
-		run.Environment.Backend = ep.Backend.Name()
+		run.Environment.Backend = strings.Join(names, ",")
 	}
 	run.Environment.UnderlayMTU = p.Lab.MTU
 	run.Rounds = rounds
 	rec := &sched.Recorder{Run: run, Path: p.Out, Log: p.Log, Brief: measure.Brief}
-	err = sched.Run(ctx, units, rounds, rec)
+	err := sched.Run(ctx, units, rounds, rec)
+	finished := map[string]bool{}
 	for _, sh := range shares {
-		if f, ok := sh.Experiment.(experiment.Finisher); ok {
+		if f, ok := sh.Experiment.(experiment.Finisher); ok && !finished[sh.Experiment.Name()] {
+			finished[sh.Experiment.Name()] = true
 			f.Finish(run)
 		}
 	}

@@ -56,6 +56,31 @@ func Reference(k result.CellKey) (ref result.CellKey, ok bool) {
 	return k, true
 }
 
+// replica is the lab's cell of the network a cell of another backend ran
+// on: the same cell on the lab, or, where the lab ran that network in one
+// other placement only (Docker's nat is same-host on one engine, the lab's
+// replica cross-host), that one. ok is false for a lab cell or none.
+func (c cells) replica(k result.CellKey) (result.CellKey, bool) {
+	if k.Backend == "" {
+		return k, false
+	}
+	r := k
+	r.Backend = ""
+	if _, ok := c.results[r]; ok {
+		return r, true
+	}
+	var found []result.CellKey
+	for _, o := range c.order {
+		if o.Backend == "" && o.Network == k.Network && o.Workload == k.Workload && o.LB == k.LB && o.Services == k.Services && o.Step == k.Step {
+			found = append(found, o)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], true
+	}
+	return r, false
+}
+
 // isReference says whether k is what other cells are compared with.
 func isReference(k result.CellKey) bool {
 	return k.LB == result.ReferenceLB || (k.LB == "" && k.Network == result.BaselineNetwork)
@@ -64,6 +89,9 @@ func isReference(k result.CellKey) bool {
 // CellName names a cell for people: "vxlan cross-host tcp_rr lb=ipvs step".
 func CellName(k result.CellKey) string {
 	parts := []string{k.Network, k.Placement, k.Workload}
+	if k.Backend != "" {
+		parts = append([]string{k.Backend}, parts...)
+	}
 	if k.LB != "" {
 		parts = append(parts, "lb="+k.LB)
 	}
@@ -215,6 +243,14 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 					if cmp, ok := compareCells(ss, rs, f.Better, o); ok {
 						cmp.Against = ref
 						s.VsBaseline = &cmp
+					}
+				}
+			}
+			if rep, ok := c.replica(k); ok {
+				if rs := c.samples(rep, f.Key); len(rs) > 0 {
+					if cmp, ok := compareCells(ss, rs, f.Better, o); ok {
+						cmp.Against = rep
+						s.VsReplica = &cmp
 					}
 				}
 			}

@@ -259,3 +259,67 @@ func TestSummarizeServices(t *testing.T) {
 		t.Fatalf("services summary %+v", s)
 	}
 }
+
+// TestSummarizeReplica: a cell of another backend is compared with the
+// lab's cell of the same network, paired by round; with the lab's in
+// another placement when that is the only one; a lab cell with nothing.
+func TestSummarizeReplica(t *testing.T) {
+	on := func(be string, rs []result.Result) []result.Result {
+		for i := range rs {
+			rs[i].Backend = be
+		}
+		return rs
+	}
+	cross := func(rs []result.Result) []result.Result {
+		for i := range rs {
+			rs[i].Placement = "cross-host"
+		}
+		return rs
+	}
+	for _, tc := range []struct {
+		name      string
+		results   []result.Result
+		wantRatio float64 // 0: no comparison
+		against   string  // placement of the lab cell compared with
+	}{
+		{"same cell", append(rounds("bridge", 1000, 100, calm), on("docker", rounds("bridge", 500, 200, calm))...), 0.5, "same-host"},
+		{"other placement", append(cross(rounds("nat", 1000, 100, calm)), on("docker", rounds("nat", 250, 400, calm))...), 0.25, "cross-host"},
+		{"no replica", on("docker", rounds("bridge", 500, 200, calm)), 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := &result.Run{Results: tc.results}
+			Summarize(run, nil)
+			var real, lab *result.Summary
+			for i := range run.Summaries {
+				s := &run.Summaries[i]
+				if s.Figure != result.KeyTransactions {
+					continue
+				}
+				if s.Cell.Backend == "docker" {
+					real = s
+				} else {
+					lab = s
+				}
+			}
+			if real == nil {
+				t.Fatal("no summary of the docker cell")
+			}
+			if lab != nil && lab.VsReplica != nil {
+				t.Errorf("the lab cell has a replica comparison: %+v", lab.VsReplica)
+			}
+			if tc.wantRatio == 0 {
+				if real.VsReplica != nil {
+					t.Errorf("compared with %+v, want nothing", real.VsReplica.Against)
+				}
+				return
+			}
+			c := real.VsReplica
+			if c == nil {
+				t.Fatal("no replica comparison")
+			}
+			if math.Abs(c.Ratio-tc.wantRatio) > 0.01 || !c.Significant || c.Against.Backend != "" || c.Against.Placement != tc.against {
+				t.Errorf("replica comparison %.3f significant=%v against %+v; want %.2f against the lab's %s", c.Ratio, c.Significant, c.Against, tc.wantRatio, tc.against)
+			}
+		})
+	}
+}

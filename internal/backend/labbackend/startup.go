@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -121,6 +122,12 @@ func splitPhases(t0, added, first time.Time, marks []phaseMark) map[string]time.
 	return out
 }
 
+// FirstReply is firstReply for other backends: ns is a network namespace
+// file's path (/proc/PID/ns/net) or a name under /run/netns.
+func FirstReply(ctx context.Context, ns string, dst netip.Addr, limit time.Duration) (time.Time, error) {
+	return firstReply(ctx, ns, dst, limit)
+}
+
 // firstReply sends ICMP echo requests to dst from inside namespace ns every
 // 5 ms until one is answered, and returns when the reply arrived.
 func firstReply(ctx context.Context, ns string, dst netip.Addr, limit time.Duration) (time.Time, error) {
@@ -213,7 +220,11 @@ func socketIn(ns string, domain, typ, proto int) (int, error) {
 		return -1, err
 	}
 	defer unix.Close(orig)
-	target, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	path := ns
+	if !strings.HasPrefix(ns, "/") {
+		path = "/run/netns/" + ns
+	}
+	target, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		runtime.UnlockOSThread()
 		return -1, err

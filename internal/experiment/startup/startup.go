@@ -112,6 +112,9 @@ func cell(network string, pl backend.Placement, client, server string, n int) sc
 			Network: network, Workload: Name, Placement: string(pl), Round: round,
 			Params: map[string]any{"repeat": n},
 		}
+		if n, ok := d.(backend.Named); ok {
+			res.Backend = n.Backend()
+		}
 		for k, v := range d.Params() {
 			res.Params[k] = v
 		}

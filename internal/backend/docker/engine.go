@@ -1,0 +1,498 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Engine is a small client of the Docker Engine API over its socket: only
+// the calls this backend makes, on net/http with a unix dialer (the
+// Docker Go SDK would bring a large module tree for a dozen requests).
+type Engine struct {
+	hc      *http.Client
+	base    string // "http://docker" for a unix socket
+	Version string // the negotiated API version, "1.41"
+	Local   bool   // the engine runs on this machine's kernel (unix socket)
+	Where   string // what DOCKER_HOST named, for messages
+}
+
+// MinAPI is the oldest Engine API this backend speaks (Docker 17.06).
+const MinAPI = "1.30"
+
+// MaxAPI is the newest it asks for; newer engines answer it too.
+const MaxAPI = "1.41"
+
+// DefaultHost is where the engine listens unless DOCKER_HOST says otherwise.
+const DefaultHost = "unix:///var/run/docker.sock"
+
+// NewEngine makes a client for host ("unix:///path", "tcp://h:p"; "" =
+// $DOCKER_HOST or the default socket). It does not contact the engine.
+func NewEngine(host string) (*Engine, error) {
+	if host == "" {
+		host = os.Getenv("DOCKER_HOST")
+	}
+	if host == "" {
+		host = DefaultHost
+	}
+	u, err := url.Parse(host)
+	if err != nil {
+		return nil, fmt.Errorf("DOCKER_HOST %q: %v; use unix:///var/run/docker.sock or tcp://host:port", host, err)
+	}
+	e := &Engine{Where: host}
+	switch u.Scheme {
+	case "unix":
+		path := u.Path
+		e.Local = true
+		e.base = "http://docker"
+		e.hc = &http.Client{Transport: &http.Transport{
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "unix", path)
+			},
+		}}
+	case "tcp", "http":
+		e.base = "http://" + u.Host
+		e.hc = &http.Client{}
+	default:
+		return nil, fmt.Errorf("DOCKER_HOST %q: scheme %q not supported; use unix:// or tcp:// (no TLS)", host, u.Scheme)
+	}
+	return e, nil
+}
+
+// APIError is an error answer of the engine.
+type APIError struct {
+	Status  int
+	Message string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("docker engine: %s (HTTP %d)", e.Message, e.Status)
+}
+
+// IsNotFound says whether err is the engine's 404.
+func IsNotFound(err error) bool {
+	var a *APIError
+	return errors.As(err, &a) && a.Status == http.StatusNotFound
+}
+
+func (e *Engine) path(p string) string {
+	if e.Version == "" {
+		return e.base + p
+	}
+	return e.base + "/v" + e.Version + p
+}
+
+// do sends a request; body, when not nil and not a reader, is sent as JSON;
+// out, when not nil, receives the JSON answer.
+func (e *Engine) do(ctx context.Context, method, p string, q url.Values, body any, out any) error {
+	u := e.path(p)
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	var rd io.Reader
+	ctype := ""
+	switch b := body.(type) {
+	case nil:
+	case io.Reader:
+		rd, ctype = b, "application/x-tar"
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			return err
+		}
+		rd, ctype = bytes.NewReader(buf), "application/json"
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return err
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("no Docker engine reachable at %s (%v); start it (systemctl start docker, or apt-get install docker.io) or set DOCKER_HOST", e.Where, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		var m struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(b, &m) != nil || m.Message == "" {
+			m.Message = strings.TrimSpace(string(b))
+		}
+		return &APIError{Status: resp.StatusCode, Message: m.Message}
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if w, ok := out.(io.Writer); ok {
+		_, err = io.Copy(w, resp.Body)
+		return err
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// Negotiate pings the engine and settles the API version: the engine's,
+// capped at MaxAPI; an engine older than MinAPI is an error naming it.
+func (e *Engine) Negotiate(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.base+"/_ping", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("no Docker engine reachable at %s (%v); start it (systemctl start docker, or apt-get install docker.io) or set DOCKER_HOST", e.Where, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("docker engine at %s answers ping with HTTP %d", e.Where, resp.StatusCode)
+	}
+	v := resp.Header.Get("Api-Version")
+	if v == "" {
+		return fmt.Errorf("docker engine at %s gives no API version; is it a Docker engine?", e.Where)
+	}
+	if versionLess(v, MinAPI) {
+		return fmt.Errorf("docker engine at %s speaks API %s, older than %s (Docker 17.06); upgrade it (apt-get install docker.io)", e.Where, v, MinAPI)
+	}
+	if versionLess(MaxAPI, v) {
+		v = MaxAPI
+	}
+	e.Version = v
+	return nil
+}
+
+// versionLess compares dotted API versions ("1.9" < "1.30").
+func versionLess(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) || i < len(bs); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+// VersionInfo is GET /version.
+type VersionInfo struct {
+	Version       string
+	APIVersion    string `json:"ApiVersion"`
+	MinAPIVersion string `json:"MinAPIVersion"`
+	KernelVersion string
+}
+
+// EngineVersion asks the engine its version.
+func (e *Engine) EngineVersion(ctx context.Context) (VersionInfo, error) {
+	var v VersionInfo
+	err := e.do(ctx, http.MethodGet, "/version", nil, nil, &v)
+	return v, err
+}
+
+// Info is the part of GET /info this backend records.
+type Info struct {
+	Driver            string
+	CgroupDriver      string
+	DockerRootDir     string
+	IPv4Forwarding    bool
+	BridgeNfIptables  bool
+	BridgeNfIP6tables bool `json:"BridgeNfIp6tables"`
+	SecurityOptions   []string
+	Swarm             struct {
+		LocalNodeState string
+	}
+}
+
+// EngineInfo asks the engine about itself.
+func (e *Engine) EngineInfo(ctx context.Context) (Info, error) {
+	var v Info
+	err := e.do(ctx, http.MethodGet, "/info", nil, nil, &v)
+	return v, err
+}
+
+// labelFilter is the filters parameter selecting objects by labels
+// ("k=v" or "k").
+func labelFilter(labels ...string) url.Values {
+	b, _ := json.Marshal(map[string][]string{"label": labels})
+	return url.Values{"filters": {string(b)}}
+}
+
+// ImageSummary is an entry of GET /images/json.
+type ImageSummary struct {
+	ID       string `json:"Id"`
+	RepoTags []string
+	Labels   map[string]string
+}
+
+// Images lists images carrying every label given.
+func (e *Engine) Images(ctx context.Context, labels ...string) ([]ImageSummary, error) {
+	var v []ImageSummary
+	err := e.do(ctx, http.MethodGet, "/images/json", labelFilter(labels...), nil, &v)
+	return v, err
+}
+
+// ImageExists says whether ref names an image.
+func (e *Engine) ImageExists(ctx context.Context, ref string) (bool, error) {
+	err := e.do(ctx, http.MethodGet, "/images/"+ref+"/json", nil, nil, nil)
+	if IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ImportImage makes image ref from a root file system tarball, with
+// Dockerfile-like changes ("LABEL k=v"), as `docker import` does: nothing
+// is pulled.
+func (e *Engine) ImportImage(ctx context.Context, ref string, changes []string, tarball io.Reader) error {
+	repo, tag, _ := strings.Cut(ref, ":")
+	q := url.Values{"fromSrc": {"-"}, "repo": {repo}}
+	if tag != "" {
+		q.Set("tag", tag)
+	}
+	for _, c := range changes {
+		q.Add("changes", c)
+	}
+	var msgs bytes.Buffer
+	if err := e.do(ctx, http.MethodPost, "/images/create", q, tarball, &msgs); err != nil {
+		return err
+	}
+	// the answer is a stream of JSON messages; an error is one of them
+	dec := json.NewDecoder(&msgs)
+	for dec.More() {
+		var m struct {
+			Error string `json:"error"`
+		}
+		if dec.Decode(&m) != nil {
+			break
+		}
+		if m.Error != "" {
+			return fmt.Errorf("docker engine: importing %s: %s", ref, m.Error)
+		}
+	}
+	return nil
+}
+
+// RemoveImage deletes an image by id or reference.
+func (e *Engine) RemoveImage(ctx context.Context, ref string) error {
+	err := e.do(ctx, http.MethodDelete, "/images/"+ref, nil, nil, nil)
+	if IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// PortBinding is a host side of a published port.
+type PortBinding struct {
+	HostIP   string `json:"HostIp,omitempty"`
+	HostPort string `json:"HostPort"`
+}
+
+// HostConfig is the part of a container's host config this backend sets.
+type HostConfig struct {
+	NetworkMode  string                   `json:"NetworkMode,omitempty"`
+	Binds        []string                 `json:"Binds,omitempty"`
+	PortBindings map[string][]PortBinding `json:"PortBindings,omitempty"`
+	CpusetCpus   string                   `json:"CpusetCpus,omitempty"`
+	Init         *bool                    `json:"Init,omitempty"`
+}
+
+// ContainerConfig is POST /containers/create's body.
+type ContainerConfig struct {
+	Image        string              `json:"Image"`
+	Cmd          []string            `json:"Cmd"`
+	Labels       map[string]string   `json:"Labels,omitempty"`
+	ExposedPorts map[string]struct{} `json:"ExposedPorts,omitempty"`
+	HostConfig   HostConfig          `json:"HostConfig"`
+	// NetworkingConfig attaches the container to a user network by name.
+	NetworkingConfig *struct {
+		EndpointsConfig map[string]struct{} `json:"EndpointsConfig"`
+	} `json:"NetworkingConfig,omitempty"`
+}
+
+// CreateContainer creates a container named name and returns its id.
+func (e *Engine) CreateContainer(ctx context.Context, name string, c ContainerConfig) (string, error) {
+	var v struct {
+		ID string `json:"Id"`
+	}
+	err := e.do(ctx, http.MethodPost, "/containers/create", url.Values{"name": {name}}, c, &v)
+	return v.ID, err
+}
+
+// StartContainer starts a created container.
+func (e *Engine) StartContainer(ctx context.Context, id string) error {
+	return e.do(ctx, http.MethodPost, "/containers/"+id+"/start", nil, nil, nil)
+}
+
+// RemoveContainer force-removes a container and its anonymous volumes; a
+// container already gone is not an error.
+func (e *Engine) RemoveContainer(ctx context.Context, id string) error {
+	err := e.do(ctx, http.MethodDelete, "/containers/"+id, url.Values{"force": {"1"}, "v": {"1"}}, nil, nil)
+	if IsNotFound(err) {
+		return nil
+	}
+	var a *APIError
+	if errors.As(err, &a) && a.Status == http.StatusConflict && strings.Contains(a.Message, "already in progress") {
+		return nil
+	}
+	return err
+}
+
+// ContainerJSON is the part of GET /containers/{id}/json this backend reads.
+type ContainerJSON struct {
+	ID    string `json:"Id"`
+	Name  string
+	State struct {
+		Running  bool
+		Pid      int
+		ExitCode int
+		Error    string
+	}
+	NetworkSettings struct {
+		Networks map[string]struct {
+			IPAddress string
+			Gateway   string
+		}
+		Ports map[string][]PortBinding
+	}
+	Config struct {
+		Labels map[string]string
+	}
+}
+
+// InspectContainer reads a container's state and addresses.
+func (e *Engine) InspectContainer(ctx context.Context, id string) (ContainerJSON, error) {
+	var v ContainerJSON
+	err := e.do(ctx, http.MethodGet, "/containers/"+id+"/json", nil, nil, &v)
+	return v, err
+}
+
+// ContainerSummary is an entry of GET /containers/json.
+type ContainerSummary struct {
+	ID     string `json:"Id"`
+	Names  []string
+	Labels map[string]string
+	State  string
+}
+
+// Containers lists every container (running or not) carrying every label.
+func (e *Engine) Containers(ctx context.Context, labels ...string) ([]ContainerSummary, error) {
+	q := labelFilter(labels...)
+	q.Set("all", "1")
+	var v []ContainerSummary
+	err := e.do(ctx, http.MethodGet, "/containers/json", q, nil, &v)
+	return v, err
+}
+
+// Logs is the end of a container's output, tail lines of it.
+func (e *Engine) Logs(ctx context.Context, id string, tail int) (string, error) {
+	var buf bytes.Buffer
+	q := url.Values{"stdout": {"1"}, "stderr": {"1"}, "tail": {strconv.Itoa(tail)}}
+	if err := e.do(ctx, http.MethodGet, "/containers/"+id+"/logs", q, nil, &buf); err != nil {
+		return "", err
+	}
+	return demux(buf.Bytes()), nil
+}
+
+// demux undoes the engine's stream multiplexing of a container without a
+// terminal: frames of an 8-byte header (stream, 0, 0, 0, big-endian
+// length) and the payload.
+func demux(b []byte) string {
+	var out strings.Builder
+	for len(b) >= 8 && b[0] <= 2 && b[1] == 0 && b[2] == 0 && b[3] == 0 {
+		n := int(binary.BigEndian.Uint32(b[4:8]))
+		b = b[8:]
+		if n > len(b) {
+			n = len(b)
+		}
+		out.Write(b[:n])
+		b = b[n:]
+	}
+	out.Write(b) // not multiplexed (a terminal) or a torn end
+	return out.String()
+}
+
+// NetworkConfig is POST /networks/create's body.
+type NetworkConfig struct {
+	Name           string            `json:"Name"`
+	Driver         string            `json:"Driver"`
+	CheckDuplicate bool              `json:"CheckDuplicate"`
+	Labels         map[string]string `json:"Labels,omitempty"`
+	Options        map[string]string `json:"Options,omitempty"`
+}
+
+// CreateNetwork creates a network and returns its id.
+func (e *Engine) CreateNetwork(ctx context.Context, n NetworkConfig) (string, error) {
+	var v struct {
+		ID string `json:"Id"`
+	}
+	err := e.do(ctx, http.MethodPost, "/networks/create", nil, n, &v)
+	return v.ID, err
+}
+
+// NetworkSummary is an entry of GET /networks.
+type NetworkSummary struct {
+	ID     string `json:"Id"`
+	Name   string
+	Driver string
+	Labels map[string]string
+	IPAM   struct {
+		Config []struct {
+			Subnet  string
+			Gateway string
+		}
+	}
+	Options map[string]string
+}
+
+// Networks lists networks carrying every label.
+func (e *Engine) Networks(ctx context.Context, labels ...string) ([]NetworkSummary, error) {
+	var v []NetworkSummary
+	err := e.do(ctx, http.MethodGet, "/networks", labelFilter(labels...), nil, &v)
+	return v, err
+}
+
+// InspectNetwork reads a network.
+func (e *Engine) InspectNetwork(ctx context.Context, id string) (NetworkSummary, error) {
+	var v NetworkSummary
+	err := e.do(ctx, http.MethodGet, "/networks/"+id, nil, nil, &v)
+	return v, err
+}
+
+// RemoveNetwork deletes a network; one already gone is not an error.
+func (e *Engine) RemoveNetwork(ctx context.Context, id string) error {
+	err := e.do(ctx, http.MethodDelete, "/networks/"+id, nil, nil, nil)
+	if IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// waitTimeout bounds an engine call made during teardown.
+const waitTimeout = 60 * time.Second

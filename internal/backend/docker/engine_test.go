@@ -1,0 +1,395 @@
+package docker
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/backend"
+)
+
+// fakeEngine is an Engine API on a unix socket: it answers from a table of
+// containers and networks and records every request.
+type fakeEngine struct {
+	t          *testing.T
+	apiVersion string
+	mu         sync.Mutex
+	reqs       []string // "METHOD /path?query"
+	containers []ContainerSummary
+	networks   []NetworkSummary
+	importErr  string
+}
+
+func (f *fakeEngine) serve(t *testing.T) *Engine {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "docker.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: f}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+	e, err := NewEngine("unix://" + sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// matches applies the engine's label filter to labels.
+func matches(filters string, labels map[string]string) bool {
+	var f map[string][]string
+	if filters == "" {
+		return true
+	}
+	_ = json.Unmarshal([]byte(filters), &f)
+	for _, want := range f["label"] {
+		k, v, hasV := strings.Cut(want, "=")
+		got, ok := labels[k]
+		if !ok || (hasV && got != v) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *fakeEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reqs = append(f.reqs, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
+	w.Header().Set("Api-Version", f.apiVersion)
+	path := r.URL.Path
+	if i := strings.Index(path[1:], "/"); strings.HasPrefix(path, "/v1.") && i > 0 {
+		path = path[i+1:]
+	}
+	filters := r.URL.Query().Get("filters")
+	switch {
+	case path == "/_ping":
+		_, _ = io.WriteString(w, "OK")
+	case r.Method == "GET" && path == "/containers/json":
+		out := []ContainerSummary{}
+		for _, c := range f.containers {
+			if matches(filters, c.Labels) {
+				out = append(out, c)
+			}
+		}
+		_ = json.NewEncoder(w).Encode(out)
+	case r.Method == "GET" && path == "/networks":
+		out := []NetworkSummary{}
+		for _, n := range f.networks {
+			if matches(filters, n.Labels) {
+				out = append(out, n)
+			}
+		}
+		_ = json.NewEncoder(w).Encode(out)
+	case r.Method == "DELETE" && strings.HasPrefix(path, "/containers/"):
+		id := strings.TrimPrefix(path, "/containers/")
+		for i, c := range f.containers {
+			if c.ID == id {
+				f.containers = append(f.containers[:i], f.containers[i+1:]...)
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"message":"No such container: `+id+`"}`)
+	case r.Method == "DELETE" && strings.HasPrefix(path, "/networks/"):
+		id := strings.TrimPrefix(path, "/networks/")
+		for i, n := range f.networks {
+			if n.ID == id {
+				f.networks = append(f.networks[:i], f.networks[i+1:]...)
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		w.WriteHeader(http.StatusNotFound)
+	case r.Method == "POST" && path == "/containers/create":
+		var c ContainerConfig
+		if err := json.NewDecoder(r.Body).Decode(&c); err != nil || c.Image == "" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"message":"bad config"}`)
+			return
+		}
+		id := "c-" + r.URL.Query().Get("name")
+		f.containers = append(f.containers, ContainerSummary{ID: id, Labels: c.Labels})
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(map[string]string{"Id": id})
+	case r.Method == "POST" && path == "/images/create":
+		b, _ := io.ReadAll(r.Body)
+		if len(b) == 0 {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if f.importErr != "" {
+			_, _ = io.WriteString(w, `{"status":"importing"}`+"\n"+`{"error":"`+f.importErr+`"}`+"\n")
+			return
+		}
+		_, _ = io.WriteString(w, `{"status":"sha256:abc"}`+"\n")
+	case r.Method == "GET" && strings.HasSuffix(path, "/logs"):
+		// two frames, stdout then stderr
+		var b bytes.Buffer
+		for i, s := range []string{"hello\n", "oops\n"} {
+			b.Write([]byte{byte(i + 1), 0, 0, 0, 0, 0, 0, byte(len(s))})
+			b.WriteString(s)
+		}
+		_, _ = w.Write(b.Bytes())
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"message":"page not found"}`)
+	}
+}
+
+func TestNegotiate(t *testing.T) {
+	for _, tc := range []struct {
+		server, want, errHas string
+	}{
+		{"1.41", "1.41", ""},
+		{"1.43", MaxAPI, ""}, // a newer engine is asked the version we speak
+		{"1.35", "1.35", ""},
+		{"1.24", "", "older than"},
+	} {
+		t.Run(tc.server, func(t *testing.T) {
+			f := &fakeEngine{t: t, apiVersion: tc.server}
+			e := f.serve(t)
+			err := e.Negotiate(context.Background())
+			if tc.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+					t.Fatalf("Negotiate = %v, want an error with %q", err, tc.errHas)
+				}
+				return
+			}
+			if err != nil || e.Version != tc.want {
+				t.Fatalf("Negotiate = %v, version %q; want %q", err, e.Version, tc.want)
+			}
+			// later requests carry the version in their path
+			if _, err := e.Containers(context.Background(), "x"); err != nil {
+				t.Fatal(err)
+			}
+			if last := f.reqs[len(f.reqs)-1]; !strings.HasPrefix(last, "GET /v"+tc.want+"/containers/json") {
+				t.Errorf("request %q is not versioned /v%s", last, tc.want)
+			}
+		})
+	}
+}
+
+func TestNoEngine(t *testing.T) {
+	e, err := NewEngine("unix://" + filepath.Join(t.TempDir(), "nothing.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.Negotiate(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no Docker engine reachable") || !strings.Contains(err.Error(), "DOCKER_HOST") {
+		t.Fatalf("Negotiate without an engine = %v, want one line naming the fix", err)
+	}
+	if _, err := NewEngine("ssh://somewhere"); err == nil {
+		t.Error("an ssh:// DOCKER_HOST was accepted")
+	}
+}
+
+func TestAPIErrorAndNotFound(t *testing.T) {
+	f := &fakeEngine{t: t, apiVersion: "1.41"}
+	e := f.serve(t)
+	err := e.do(context.Background(), "GET", "/no/such/thing", nil, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "page not found") || !IsNotFound(err) {
+		t.Fatalf("error = %v, want the engine's message and a 404", err)
+	}
+	// removing what is already gone is not an error: teardown twice
+	if err := e.RemoveContainer(context.Background(), "gone"); err != nil {
+		t.Errorf("RemoveContainer of a missing container = %v", err)
+	}
+	if err := e.RemoveNetwork(context.Background(), "gone"); err != nil {
+		t.Errorf("RemoveNetwork of a missing network = %v", err)
+	}
+	if _, err := e.CreateContainer(context.Background(), "x", ContainerConfig{}); err == nil || !strings.Contains(err.Error(), "bad config") {
+		t.Errorf("CreateContainer with a bad config = %v", err)
+	}
+}
+
+// TestRemoveLabelledOnlyTouchesTheLabel: a user's objects, and another
+// run's, survive a teardown by label.
+func TestRemoveLabelledOnlyTouchesTheLabel(t *testing.T) {
+	f := &fakeEngine{t: t, apiVersion: "1.41",
+		containers: []ContainerSummary{
+			{ID: "mine1", Labels: map[string]string{LabelRun: "r1", LabelDeploy: "r1"}},
+			{ID: "mine2", Labels: map[string]string{LabelRun: "r1", LabelDeploy: "r1"}},
+			{ID: "other-run", Labels: map[string]string{LabelRun: "r2", LabelDeploy: "r2"}},
+			{ID: "users", Labels: map[string]string{"app": "web"}},
+		},
+		networks: []NetworkSummary{
+			{ID: "n1", Name: "cnperf-r1", Labels: map[string]string{LabelRun: "r1", LabelDeploy: "r1"}},
+			{ID: "un", Name: "users-net", Labels: map[string]string{}},
+		},
+	}
+	e := f.serve(t)
+	for i := 0; i < 2; i++ { // twice: harmless
+		if err := RemoveLabelled(context.Background(), e, LabelDeploy+"=r1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var left []string
+	for _, c := range f.containers {
+		left = append(left, c.ID)
+	}
+	for _, n := range f.networks {
+		left = append(left, n.ID)
+	}
+	if got := strings.Join(left, ","); got != "other-run,users,un" {
+		t.Errorf("left %s, want other-run,users,un", got)
+	}
+	for _, r := range f.reqs {
+		if strings.HasPrefix(r, "DELETE") && (strings.Contains(r, "users") || strings.Contains(r, "other-run") || strings.Contains(r, "/un")) {
+			t.Errorf("deleted what is not the run's: %s", r)
+		}
+	}
+}
+
+func TestImportAndLogs(t *testing.T) {
+	f := &fakeEngine{t: t, apiVersion: "1.41"}
+	e := f.serve(t)
+	ctx := context.Background()
+	if err := e.ImportImage(ctx, "cnperf-agent:abc", []string{"LABEL a=b"}, strings.NewReader("tar")); err != nil {
+		t.Fatal(err)
+	}
+	last := f.reqs[len(f.reqs)-1]
+	for _, want := range []string{"fromSrc=-", "repo=cnperf-agent", "tag=abc", "changes=LABEL"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("import request %q lacks %q", last, want)
+		}
+	}
+	f.importErr = "no space left"
+	if err := e.ImportImage(ctx, "cnperf-agent:abc", nil, strings.NewReader("tar")); err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Errorf("an error in the import stream = %v, want it reported", err)
+	}
+	s, err := e.Logs(ctx, "c1", 3)
+	if err != nil || s != "hello\noops\n" {
+		t.Errorf("Logs = %q, %v; want both streams demultiplexed", s, err)
+	}
+}
+
+func TestDemux(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"frames", append([]byte{1, 0, 0, 0, 0, 0, 0, 2}, 'h', 'i'), "hi"},
+		{"torn", append([]byte{2, 0, 0, 0, 0, 0, 0, 9}, 'a', 'b'), "ab"},
+		{"tty", []byte("plain text"), "plain text"},
+		{"empty", nil, ""},
+	} {
+		if got := demux(tc.in); got != tc.want {
+			t.Errorf("%s: demux = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestVersionLess(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"1.9", "1.30", true}, {"1.30", "1.9", false}, {"1.41", "1.41", false}, {"1.41", "2.0", true}, {"1.41.1", "1.41", false},
+	} {
+		if got := versionLess(tc.a, tc.b); got != tc.want {
+			t.Errorf("versionLess(%s, %s) = %v", tc.a, tc.b, got)
+		}
+	}
+}
+
+func TestParseNetDev(t *testing.T) {
+	s := `Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo:    1234      10    0    0    0     0          0         0     1234      10    0    0    0     0       0          0
+  eth0: 987654321  100    0    0    0     0          0         0      555       5    0    0    0     0       0          0
+`
+	for _, tc := range []struct {
+		dev  string
+		want uint64
+		ok   bool
+	}{{"lo", 1234, true}, {"eth0", 987654321, true}, {"eth1", 0, false}} {
+		got, ok := parseNetDev(s, tc.dev)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %d %v, want %d %v", tc.dev, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestRootFS: a dynamic binary brings its interpreter and libraries; the
+// binary itself is at AgentPath.
+func TestRootFS(t *testing.T) {
+	bin, err := os.Executable() // this test binary
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := RootFS(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(bytes.NewReader(root))
+	names := map[string]bool{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names["/"+h.Name] = true
+	}
+	if !names[AgentPath] {
+		t.Fatalf("no %s in the image: %v", AgentPath, names)
+	}
+	if _, err := os.Stat("/lib64/ld-linux-x86-64.so.2"); err == nil && len(names) > 1 {
+		// dynamically linked (cgo): its loader must be there
+		found := false
+		for n := range names {
+			found = found || strings.HasPrefix(filepath.Base(n), "ld-linux")
+		}
+		if !found {
+			t.Errorf("a dynamic binary's image lacks its loader: %v", names)
+		}
+	}
+	if _, err := RootFS(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("RootFS of a missing binary succeeded")
+	}
+}
+
+func TestPlacements(t *testing.T) {
+	b := New("unix:///nonexistent", "", "t", 0, nil)
+	for _, tc := range []struct {
+		network string
+		p       backend.Placement
+		ok      bool
+	}{
+		{"bridge", backend.SameHost, true},
+		{"bridge", backend.CrossHost, false},
+		{"nat", backend.SameHost, true},
+		{"host", backend.SameHost, true},
+		{"container", backend.SamePod, true},
+		{"none", backend.SamePod, true},
+		{"none", backend.SameHost, false},
+		{"vxlan", backend.CrossHost, false},
+	} {
+		ok, why := b.Allows(tc.network, tc.p)
+		if ok != tc.ok || (!ok && why == "") {
+			t.Errorf("Allows(%s, %s) = %v %q, want %v (with a reason when not)", tc.network, tc.p, ok, why, tc.ok)
+		}
+	}
+	if err := b.Check("vxlan"); err == nil || !strings.Contains(err.Error(), "bridge") {
+		t.Errorf("Check(vxlan) = %v, want the list of networks", err)
+	}
+	if err := b.Check("bridge"); err == nil || !strings.Contains(err.Error(), "no Docker engine reachable") {
+		t.Errorf("Check with no engine = %v", err)
+	}
+}
