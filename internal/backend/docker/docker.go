@@ -132,7 +132,7 @@ func (b *Backend) Engine(ctx context.Context) (*Engine, error) {
 // engine answers.
 func (b *Backend) Check(network string) error {
 	if _, ok := kinds[network]; !ok {
-		return fmt.Errorf("the docker backend has no network %q; it deploys %s", network, strings.Join(Networks(), ", "))
+		return fmt.Errorf("the docker backend has no network %q; use one of %s", network, strings.Join(Networks(), ", "))
 	}
 	_, err := b.Engine(context.Background())
 	return err
@@ -142,7 +142,7 @@ func (b *Backend) Check(network string) error {
 func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
 	k, ok := kinds[network]
 	if !ok {
-		return false, fmt.Sprintf("the docker backend has no network %q; it deploys %s", network, strings.Join(Networks(), ", "))
+		return false, fmt.Sprintf("the docker backend has no network %q; use one of %s", network, strings.Join(Networks(), ", "))
 	}
 	for _, q := range k.placements {
 		if q == p {
@@ -150,7 +150,7 @@ func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
 		}
 	}
 	if p == backend.CrossHost {
-		return false, "one Docker engine is one host; the docker backend runs " + backend.JoinPlacements(k.placements)
+		return false, "one Docker engine is one host; use --placement " + backend.JoinPlacements(k.placements)
 	}
 	return false, fmt.Sprintf("on Docker, %s runs %s", network, backend.JoinPlacements(k.placements))
 }
@@ -159,7 +159,7 @@ func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
 func (b *Backend) Placements(network string) ([]backend.Placement, error) {
 	k, ok := kinds[network]
 	if !ok {
-		return nil, fmt.Errorf("the docker backend has no network %q; it deploys %s", network, strings.Join(Networks(), ", "))
+		return nil, fmt.Errorf("the docker backend has no network %q; use one of %s", network, strings.Join(Networks(), ", "))
 	}
 	return k.placements, nil
 }
@@ -241,7 +241,7 @@ const ctlMount = "/ctl"
 func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.Deployment, err error) {
 	k, ok := kinds[topo.Network]
 	if !ok {
-		return nil, fmt.Errorf("the docker backend has no network %q; it deploys %s", topo.Network, strings.Join(Networks(), ", "))
+		return nil, fmt.Errorf("the docker backend has no network %q; use one of %s", topo.Network, strings.Join(Networks(), ", "))
 	}
 	if topo.Hosts > 1 {
 		return nil, backend.Skip("one Docker engine is one host; this topology needs " + strconv.Itoa(topo.Hosts))
