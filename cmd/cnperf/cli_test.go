@@ -156,6 +156,12 @@ var badInputs = []struct {
 	{[]string{"load", "pace", "--rate", "1000", "--threads", "0"}, "must be positive"},
 	{[]string{"load", "serve"}, "name the server"},
 	{[]string{"load", "serve", "nope"}, "use http, tcp or nginx"},
+	// experiment flags nothing selected would use
+	{[]string{"run", "--networks", "host", "--workloads", "http_rate", "--neighbours", "busy:2"}, "--neighbours applies to"},
+	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--neighbours", "busy:2", "--parallel", "2"}, "cannot be combined with --neighbours"},
+	{[]string{"run", "--networks", "host", "--workloads", "http_rate", "--parallel", "2"}, "--parallel applies to"},
+	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--pods", "4"}, "apply to the alltoall workload"},
+	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--spread", "balanced"}, "apply to the alltoall workload"},
 	// the docker backend (issue 14)
 	{[]string{"run", "--backend", "podman", "--networks", "bridge"}, `unknown backend "podman"`},
 	{[]string{"run", "--backend", "docker", "--workloads", "tcp_rr"}, "name the networks to run"},

@@ -292,6 +292,9 @@ func (p *Plan) Validate() error {
 			return err
 		}
 	}
+	if err := checkExperimentFlags(ep, shares); err != nil {
+		return err
+	}
 	for _, sh := range shares {
 		if err := sh.Experiment.Validate(ep, sh.Workloads); err != nil {
 			return err
@@ -403,6 +406,33 @@ func validateModeOptions(cases []Case, opts map[string]string) error {
 			}
 			return fmt.Errorf("--mode-opt %s=%s: none of the selected networks takes %q (it is an option of %s); select one of them or drop it", k, opts[k], k, strings.Join(all, ", "))
 		}
+	}
+	return nil
+}
+
+// checkExperimentFlags refuses an experiment's flag that no selected
+// workload would use, or that another experiment's took precedence over:
+// it would be silently ignored.
+func checkExperimentFlags(p *experiment.Plan, shares []experiment.Share) error {
+	has := func(name string) bool {
+		for _, sh := range shares {
+			if sh.Experiment.Name() == name {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case p.Neighbours != "" && !has("neighbours"):
+		return fmt.Errorf("--neighbours applies to the pair workloads (e.g. tcp_rr, tcp_stream; not rate steps, services or alltoall); select one with --workloads or drop --neighbours")
+	case p.Neighbours != "" && p.Parallel > 1:
+		return fmt.Errorf("--parallel cannot be combined with --neighbours yet; drop one of them (run them separately)")
+	case p.Neighbours != "" && len(p.MessageSizes) > 1:
+		return fmt.Errorf("a --message-size list cannot be combined with --neighbours yet; give one size (or run them separately)")
+	case p.Parallel > 1 && !has("parallel") && !has("sizes"):
+		return fmt.Errorf("--parallel applies to the pair workloads (e.g. tcp_rr, tcp_stream; not rate steps, services or alltoall); select one with --workloads or drop --parallel")
+	case (len(p.AllToAllPods) > 0 || len(p.Spreads) > 0) && !has("alltoall"):
+		return fmt.Errorf("--pods and --spread apply to the alltoall workload; add it to --workloads or drop them")
 	}
 	return nil
 }
