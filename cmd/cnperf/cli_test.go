@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -362,5 +363,66 @@ func TestMissingCommand(t *testing.T) {
 	}
 	if strings.Contains(namespaces(), "cnperf-"+id+"-") {
 		t.Errorf("left namespaces behind: %q", namespaces())
+	}
+}
+
+// TestBrokenPipeAndHangUp: a run whose output pipe closes (`cnperf run |
+// head`) goes on and tears its lab down instead of dying on SIGPIPE; a
+// hang-up of its terminal (SIGHUP) is an interrupt.
+func TestBrokenPipeAndHangUp(t *testing.T) {
+	labtest.NeedRoot(t)
+	for _, c := range []struct {
+		name string
+		act  func(cmd *exec.Cmd, out, errs io.ReadCloser)
+		ok   bool // exit 0 expected
+	}{
+		{"pipe", func(_ *exec.Cmd, out, errs io.ReadCloser) { out.Close(); errs.Close() }, true},
+		{"hangup", func(cmd *exec.Cmd, _, _ io.ReadCloser) { _ = cmd.Process.Signal(syscall.SIGHUP) }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(cnperf(t), "run", "--out", filepath.Join(t.TempDir(), "r.json"),
+				"--networks", "host-gw", "--workloads", "tcp_rr", "--duration", "1s", "--repeat", "2", "--no-baseline")
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			sc := bufio.NewScanner(errs)
+			id := ""
+			for sc.Scan() {
+				if m := labID.FindStringSubmatch(sc.Text()); m != nil {
+					id = m[1]
+				}
+				if strings.Contains(sc.Text(), "ready in") {
+					break
+				}
+			}
+			if id == "" {
+				_ = cmd.Process.Kill()
+				t.Fatal("the run never reported its lab")
+			}
+			c.act(cmd, out, errs)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(2 * time.Minute):
+				_ = cmd.Process.Kill()
+				t.Fatal("the run did not end")
+			}
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				t.Errorf("the run died of %v", ws.Signal())
+			}
+			if (err == nil) != c.ok {
+				t.Errorf("exit %v, want success %v", err, c.ok)
+			}
+			labtest.AssertClean(t, id)
+		})
 	}
 }

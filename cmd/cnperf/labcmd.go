@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
@@ -56,7 +53,7 @@ func cmdLab(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	be := labbackend.New(lab.Config{MTU: *mtu}, []string{self, "agent"}, func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
 	topo, prs := pairs.Topology(m.Name(), pls, -1, -1)

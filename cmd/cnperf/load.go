@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,7 +119,7 @@ func cmdLoad(args []string) error {
 	if err := w.Validate(p); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	run := &result.Run{Schema: result.Schema, Version: version, StartedAt: time.Now().UTC(), Command: os.Args,
 		Environment: result.CaptureHost()}
@@ -283,7 +282,7 @@ func cmdLoadServe(args []string) error {
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
@@ -391,7 +390,7 @@ func cmdLoadPace(args []string) error {
 	if held != nil {
 		fmt.Printf("cpu wake-up bound held: %d µs (PM QoS, --cpu-latency)\n", *held)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	for _, rate := range list {
 		c := loadgen.Config{Pace: true, Rate: rate, Duration: *duration, Connections: *threads, Threads: *threads,

@@ -3,12 +3,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
@@ -50,7 +53,18 @@ func usage() {
 	fmt.Fprintf(os.Stderr, "\n`cnperf COMMAND -h` shows a command's flags.\n")
 }
 
+// interruptible is the context of a command that builds or runs
+// something: cancelled by Ctrl-C, SIGTERM, or a hang-up of its terminal,
+// so that it tears down what it built.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+}
+
 func main() {
+	// A closed stdout or stderr (`cnperf run | head`) must not kill a run
+	// before it tears its lab down: with SIGPIPE caught, a write to a
+	// broken pipe fails instead (and exec'd tools get the default back).
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)

@@ -8,10 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -313,7 +311,7 @@ func cmdAgent(args []string) error {
 	if *listen == "" {
 		return fmt.Errorf("--listen is required (unix:/path.sock or tcp:host:port)")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	return agent.Serve(ctx, *listen, *parent)
 }

@@ -9,11 +9,9 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
@@ -359,7 +357,7 @@ func cmdRun(args []string) error {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	run := &result.Run{
 		Schema: result.Schema, Version: version, StartedAt: time.Now().UTC(),

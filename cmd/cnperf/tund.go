@@ -1,10 +1,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/cnperf/cnperf/internal/tund"
 )
@@ -12,7 +9,7 @@ import (
 // cmdTund is the user-space tunnel daemon flannel-udp and weave start on
 // each lab host; it runs until SIGTERM.
 func cmdTund(args []string) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	return tund.Main(ctx, args, os.Stdout)
 }
