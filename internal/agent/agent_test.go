@@ -117,16 +117,20 @@ func TestStats(t *testing.T) {
 	if st.RSSBytes < 1<<20 || st.FDs < 3 || st.Goroutines < 2 {
 		t.Errorf("stats %+v: want some memory, descriptors and goroutines", st)
 	}
-	f, err := os.Open("/dev/null")
-	if err != nil {
-		t.Fatal(err)
+	// ten more descriptors are seen; a request's own connection may come
+	// and go beside them, so the count is bounded, not exact
+	for range 10 {
+		f, err := os.Open("/dev/null")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
 	}
-	defer f.Close()
 	st2, err := c.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st2.FDs != st.FDs+1 {
-		t.Errorf("descriptors %d after opening one more, want %d", st2.FDs, st.FDs+1)
+	if st2.FDs < st.FDs+10 || st2.FDs > st.FDs+13 {
+		t.Errorf("descriptors %d after opening ten more, want %d to %d", st2.FDs, st.FDs+10, st.FDs+13)
 	}
 }
