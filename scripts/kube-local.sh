@@ -31,7 +31,7 @@
 # cnperf-kube-cp with KUBECONFIG=/run/cnperf/kube/admin.kubeconfig.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ID=kube
 P=cnperf-$ID
 D=/run/cnperf/$ID
@@ -134,8 +134,8 @@ current-context: local
 EOF
 }
 
-node_conf() { # node_conf N NODES: containerd, CNI, kubelet and kube-proxy configs
-  local n=$1 nodes=$2 nd="$D/n$1"
+node_conf() { # node_conf N: containerd, CNI, kubelet and kube-proxy configs
+  local n=$1 nd="$D/n$1"
   mkdir -p "$nd/cni" "$nd/kubelet" "$nd/podlogs"
   cat >"$nd/containerd.toml" <<EOF
 version = 2
@@ -236,8 +236,21 @@ up() {
   bin=$("$here/scripts/kube-build.sh" kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl | tail -1)
   mkdir -p "$D"/{log,pid,etcd,pki,images}
   echo "$bin" >"$D/bin"
+  up_images
+  up_net "$nodes"
+  up_etcd
+  up_control "$bin"
+  local n
+  for n in $(seq 1 "$nodes"); do up_node "$n" "$bin"; done
+  for n in $(seq 1 "$nodes"); do
+    wait_for 180 "node n$n Ready" node_ready "n$n"
+  done
+  log "up: $nodes nodes Ready"
+  kctl get nodes -o wide >&2
+}
 
-  # images: pause and the agent (static cnperf), built locally
+# images: pause and the agent (static cnperf), built locally
+up_images() {
   local t
   t=$(mktemp -d)
   (cd "$here/kube" && CGO_ENABLED=0 nice -n 19 go build -trimpath -ldflags "-s -w" -o "$t/pause" ./pause)
@@ -245,8 +258,11 @@ up() {
   mkimage "$PAUSE_IMAGE" "$t/pause" "$D/images/pause.tar"
   mkimage "$AGENT_IMAGE" "$t/cnperf" "$D/images/agent.tar"
   rm -rf "$t"
+}
 
-  # underlay: switch + control-plane host + node hosts
+# underlay: switch + control-plane host + node hosts
+up_net() {
+  local nodes=$1
   ip netns add "$P-sw"
   ip -n "$P-sw" link set lo up
   ip -n "$P-sw" link add br0 type bridge
@@ -270,7 +286,9 @@ up() {
       [[ $h == "n$m" ]] || ip -n "$P-$h" route add "10.244.$m.0/24" via "10.100.0.$m"
     done
   done
+}
 
+up_etcd() {
   # control plane credentials: one admin token (system:masters), the
   # service-account key; the API server makes its own serving certificate
   head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$D/token"
@@ -289,7 +307,10 @@ up() {
   epid=$(cat "$D/pid/etcd")
   echo "$epid $(sed 's/.*) //' "/proc/$epid/stat" | cut -d' ' -f20)" >"$D/owner"
   wait_for 60 etcd in_ns "$P-cp" etcdctl --endpoints http://127.0.0.1:2379 endpoint health
+}
 
+up_control() {
+  local bin=$1
   start kube-apiserver "$P-cp" cp "$bin/kube-apiserver" \
     --etcd-servers=http://127.0.0.1:2379 --bind-address=0.0.0.0 --secure-port=6443 \
     --advertise-address=$CP_IP --cert-dir="$D/pki" --token-auth-file="$D/pki/tokens.csv" \
@@ -305,14 +326,18 @@ up() {
     --use-service-account-credentials=false --controllers='*,-nodeipam' --profiling=false
   start kube-scheduler "$P-cp" cp "$bin/kube-scheduler" \
     --kubeconfig="$D/admin.kubeconfig" --leader-elect=false --bind-address=127.0.0.1 --profiling=false
+}
 
-  for n in $(seq 1 "$nodes"); do
-    node_conf "$n" "$nodes"
-    mkcg "n$n" # the kubelet's cgroupRoot must exist
-    local nd="$D/n$n"
-    # one private mount namespace per node for containerd, kubelet and the
-    # pods' mounts; /run/netns there is its own tmpfs for pod namespaces
-    start "node-n$n" "$P-n$n" "n$n-sys" unshare -m --propagation private bash -c '
+# up_node N BIN: node nN's containerd (images imported), kubelet, kube-proxy.
+# Without BIN/kubelet only containerd runs (a partial node, for debugging).
+up_node() {
+  local n=$1 bin=$2
+  node_conf "$n"
+  mkcg "n$n" # the kubelet's cgroupRoot must exist
+  local nd="$D/n$n"
+  # one private mount namespace per node for containerd, kubelet and the
+  # pods' mounts; /run/netns there is its own tmpfs for pod namespaces
+  start "node-n$n" "$P-n$n" "n$n-sys" unshare -m --propagation private bash -c '
       set -e
       mount -t tmpfs -o mode=755 tmpfs /run/netns
       mount --make-rshared /
@@ -321,17 +346,12 @@ up() {
       for img in pause agent; do
         ctr -a "$1/containerd.sock" -n k8s.io images import --no-unpack=false "$4/images/$img.tar" >>"$2/containerd-n$3.log" 2>&1
       done
+      [ -x "$5/kubelet" ] || exec sleep infinity
       "$5/kubelet" --config="$1/kubelet.yaml" --kubeconfig="$4/admin.kubeconfig" \
         --root-dir="$1/kubelet" --hostname-override="n$3" --node-ip="10.100.0.$3" \
         >"$2/kubelet-n$3.log" 2>&1 &
       "$5/kube-proxy" --config="$1/kube-proxy.yaml" >"$2/kube-proxy-n$3.log" 2>&1 &
       wait' _ "$nd" "$D/log" "$n" "$D" "$bin"
-  done
-  for n in $(seq 1 "$nodes"); do
-    wait_for 180 "node n$n Ready" node_ready "n$n"
-  done
-  log "up: $nodes nodes Ready"
-  kctl get nodes -o wide >&2
 }
 
 kctl() { in_ns "$P-cp" "$(cat "$D/bin")/kubectl" --kubeconfig="$D/admin.kubeconfig" "$@"; }
