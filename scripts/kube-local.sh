@@ -236,6 +236,8 @@ up() {
   bin=$("$here/scripts/kube-build.sh" kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl | tail -1)
   mkdir -p "$D"/{log,pid,etcd,pki,images}
   echo "$bin" >"$D/bin"
+  # a failed or interrupted up leaves nothing but its logs
+  trap 'up_failed' EXIT
   up_images
   up_net "$nodes"
   up_etcd
@@ -245,8 +247,17 @@ up() {
   for n in $(seq 1 "$nodes"); do
     wait_for 180 "node n$n Ready" node_ready "n$n"
   done
+  trap - EXIT
   log "up: $nodes nodes Ready"
   kctl get nodes -o wide >&2
+}
+
+up_failed() {
+  local keep=/tmp/cnperf-kube-failed-logs
+  rm -rf "$keep"
+  cp -r "$D/log" "$keep" 2>/dev/null || true
+  log "up failed; its logs are in $keep; removing the cluster"
+  down
 }
 
 # images: pause and the agent (static cnperf), built locally
@@ -323,7 +334,7 @@ up_control() {
   start kube-controller-manager "$P-cp" cp "$bin/kube-controller-manager" \
     --kubeconfig="$D/admin.kubeconfig" --leader-elect=false --bind-address=127.0.0.1 \
     --service-account-private-key-file="$D/pki/sa.key" --root-ca-file="$D/pki/apiserver.crt" \
-    --use-service-account-credentials=false --controllers='*,-nodeipam' --profiling=false
+    --use-service-account-credentials=false --controllers='*,-node-ipam-controller' --profiling=false
   start kube-scheduler "$P-cp" cp "$bin/kube-scheduler" \
     --kubeconfig="$D/admin.kubeconfig" --leader-elect=false --bind-address=127.0.0.1 --profiling=false
 }
