@@ -64,7 +64,7 @@ mkcg() {
   for r in $(cg_roots); do
     for d in "$r/$CG" "$r/$CG/$1"; do
       mkdir -p "$d"
-      if [[ -f $d/cpuset.cpus && -z $(cat "$d/cpuset.cpus") ]]; then
+      if [[ -f $r/cpuset.cpus && -f $d/cpuset.cpus && -z $(cat "$d/cpuset.cpus") ]]; then
         cat "$r/cpuset.cpus" >"$d/cpuset.cpus"
         cat "$r/cpuset.mems" >"$d/cpuset.mems"
       fi
