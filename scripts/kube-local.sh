@@ -352,6 +352,16 @@ up_node() {
       set -e
       mount -t tmpfs -o mode=755 tmpfs /run/netns
       mount --make-rshared /
+      # kubelet sets these machine-wide sysctls to its values at start
+      # (pkg/kubelet/cm setupKernelTunables): show it files that already
+      # hold them, so that the real kernel settings stay untouched
+      mkdir -p "$1/sysctl"
+      for kv in vm/overcommit_memory=1 vm/panic_on_oom=0 kernel/panic=10 kernel/panic_on_oops=1 \
+        kernel/keys/root_maxkeys=1000000 kernel/keys/root_maxbytes=25000000; do
+        f="$1/sysctl/$(echo "${kv%=*}" | tr / .)"
+        echo "${kv#*=}" >"$f"
+        mount --bind "$f" "/proc/sys/${kv%=*}"
+      done
       containerd --config "$1/containerd.toml" >"$2/containerd-n$3.log" 2>&1 &
       for i in $(seq 100); do [ -S "$1/containerd.sock" ] && break; sleep 0.2; done
       for img in pause agent; do
