@@ -351,6 +351,9 @@ up_node() {
   start "node-n$n" "$P-n$n" "n$n-sys" unshare -m --propagation private bash -c '
       set -e
       mount -t tmpfs -o mode=755 tmpfs /run/netns
+      # shims sockets and runc state: under the fixed /run/containerd
+      mkdir -p /run/containerd
+      mount -t tmpfs -o mode=700 tmpfs /run/containerd
       mount --make-rshared /
       # kubelet sets these machine-wide sysctls to its values at start
       # (pkg/kubelet/cm setupKernelTunables): show it files that already
@@ -413,7 +416,7 @@ down() {
     ip netns del "$(basename "$ns")" || log "down: could not delete $(basename "$ns")"
   done
   rm -rf "$D"
-  rmdir /run/cnperf 2>/dev/null || true
+  rmdir /run/cnperf /run/containerd 2>/dev/null || true # only when empty
   log "down: done"
 }
 
