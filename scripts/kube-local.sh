@@ -296,6 +296,9 @@ up_net() {
     for m in $(seq 1 "$nodes"); do
       [[ $h == "n$m" ]] || ip -n "$P-$h" route add "10.244.$m.0/24" via "10.100.0.$m"
     done
+    # nodes have no default route: a route for the service range lets
+    # host-network processes reach ClusterIPs (OUTPUT DNATs after routing)
+    [[ $h == cp ]] || ip -n "$P-$h" route add "$SVC_CIDR" dev eth0
   done
 }
 
