@@ -16,7 +16,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 mod="$here/kube"
-version=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' "$mod/go.mod")
+version=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}
+  $1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2}' "$mod/go.mod")
 if [[ -z "$version" ]]; then
   echo "kube-build: no 'require k8s.io/kubernetes vX' line in $mod/go.mod" >&2
   exit 1
