@@ -38,7 +38,7 @@ D=/run/cnperf/$ID
 CP_IP=10.100.0.250
 SVC_CIDR=10.96.0.0/16
 POD_CIDR=10.244.0.0/16
-CG=cnperf-kube
+CG=$P # lab.RunCgroup("kube"): `cnperf clean` kills and removes it for a dead cluster
 PAUSE_IMAGE=cnperf.local/pause:1
 AGENT_IMAGE=cnperf.local/agent:dev
 
@@ -354,7 +354,8 @@ up_node() {
   start "node-n$n" "$P-n$n" "n$n-sys" unshare -m --propagation private bash -c '
       set -e
       mount -t tmpfs -o mode=755 tmpfs /run/netns
-      # shims sockets and runc state: under the fixed /run/containerd
+      # shim sockets and runc state go under the fixed /run/containerd,
+      # which the host'"'"'s own containerd (Docker'"'"'s) uses as well
       mkdir -p /run/containerd
       mount -t tmpfs -o mode=700 tmpfs /run/containerd
       mount --make-rshared /
@@ -419,7 +420,8 @@ down() {
     ip netns del "$(basename "$ns")" || log "down: could not delete $(basename "$ns")"
   done
   rm -rf "$D"
-  rmdir /run/cnperf /run/containerd 2>/dev/null || true # only when empty
+  rmdir /run/cnperf 2>/dev/null || true # only when empty
+  # /run/containerd stays: other containerds' shims (Docker's) use it too
   log "down: done"
 }
 
