@@ -85,14 +85,19 @@ start() {
   echo $! >"$D/pid/$name"
 }
 
-wait_for() { # wait_for SECONDS WHAT CMD...
-  local t=$1 what=$2; shift 2
+# wait_for SECONDS WHAT PROC CMD...: until CMD succeeds; fails at once when
+# the process started as PROC has exited, with the last line of its log
+wait_for() {
+  local t=$1 what=$2 proc=$3; shift 3
   local i
   for ((i = 0; i < t * 2; i++)); do
     if "$@" >/dev/null 2>&1; then return 0; fi
+    if ! kill -0 "$(cat "$D/pid/$proc")" 2>/dev/null; then
+      die "$what exited: $(tail -n 1 "$D/log/$proc.log")"
+    fi
     sleep 0.5
   done
-  die "$what not up after ${t}s; see $D/log/"
+  die "$what not up after ${t}s"
 }
 
 # mkimage NAME BINARY OUT: a docker-archive image of one static binary at
@@ -245,7 +250,7 @@ up() {
   local n
   for n in $(seq 1 "$nodes"); do up_node "$n" "$bin"; done
   for n in $(seq 1 "$nodes"); do
-    wait_for 180 "node n$n Ready" node_ready "n$n"
+    wait_for 180 "node n$n Ready" "node-n$n" node_ready "n$n"
   done
   trap - EXIT
   log "up: $nodes nodes Ready"
@@ -320,7 +325,7 @@ up_etcd() {
   local epid
   epid=$(cat "$D/pid/etcd")
   echo "$epid $(sed 's/.*) //' "/proc/$epid/stat" | cut -d' ' -f20)" >"$D/owner"
-  wait_for 60 etcd in_ns "$P-cp" etcdctl --endpoints http://127.0.0.1:2379 endpoint health
+  wait_for 60 etcd etcd in_ns "$P-cp" etcdctl --endpoints http://127.0.0.1:2379 endpoint health
 }
 
 up_control() {
@@ -332,7 +337,7 @@ up_control() {
     --service-account-issuer=https://kubernetes.default.svc \
     --service-account-key-file="$D/pki/sa.pub" --service-account-signing-key-file="$D/pki/sa.key" \
     --enable-priority-and-fairness=false --profiling=false
-  wait_for 180 kube-apiserver kctl get --raw /readyz
+  wait_for 180 kube-apiserver kube-apiserver kctl get --raw /readyz
 
   start kube-controller-manager "$P-cp" cp "$bin/kube-controller-manager" \
     --kubeconfig="$D/admin.kubeconfig" --leader-elect=false --bind-address=127.0.0.1 \
