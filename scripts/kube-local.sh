@@ -5,6 +5,9 @@
 #   scripts/kube-local.sh status
 #   scripts/kube-local.sh kubectl ARGS...
 #   scripts/kube-local.sh down
+#   scripts/kube-local.sh selftest     what runs without Kubernetes binaries:
+#                                      underlay, etcd, containerd + runc per
+#                                      node, the pod network across nodes
 #
 # Layout (run id "kube", so `cnperf clean` knows it, and leaves it alone while
 # its owner, etcd, lives):
@@ -139,6 +142,12 @@ current-context: local
 EOF
 }
 
+cni_bridge() { # cni_bridge N: the bridge plugin's fields for node nN
+  echo '"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+      "ipam": {"type": "host-local", "dataDir": "'"$D/n$1/ipam"'",
+        "ranges": [[{"subnet": "10.244.'"$1"'.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}'
+}
+
 node_conf() { # node_conf N: containerd, CNI, kubelet and kube-proxy configs
   local n=$1 nd="$D/n$1"
   mkdir -p "$nd/cni" "$nd/kubelet" "$nd/podlogs"
@@ -177,19 +186,7 @@ EOF
   "cniVersion": "1.0.0",
   "name": "cnperf-kube",
   "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "cni0",
-      "isGateway": true,
-      "ipMasq": false,
-      "hairpinMode": true,
-      "ipam": {
-        "type": "host-local",
-        "dataDir": "$nd/ipam",
-        "ranges": [[{"subnet": "10.244.$n.0/24"}]],
-        "routes": [{"dst": "0.0.0.0/0"}]
-      }
-    },
+    {$(cni_bridge "$n")},
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
 }
@@ -243,6 +240,7 @@ up() {
   echo "$bin" >"$D/bin"
   # a failed or interrupted up leaves nothing but its logs
   trap 'up_failed' EXIT
+  trap 'exit 130' INT TERM # so that the EXIT trap runs
   up_images
   up_net "$nodes"
   up_etcd
@@ -252,7 +250,7 @@ up() {
   for n in $(seq 1 "$nodes"); do
     wait_for 180 "node n$n Ready" "node-n$n" node_ready "n$n"
   done
-  trap - EXIT
+  trap - EXIT INT TERM
   log "up: $nodes nodes Ready"
   kctl get nodes -o wide >&2
 }
@@ -430,6 +428,74 @@ down() {
   log "down: done"
 }
 
+# selftest: the cluster's parts that need no Kubernetes binary, on 2 nodes:
+# etcd answers; each node's containerd runs the agent image through runc;
+# the bridge/host-local plugins give a pod on each node its address, and a
+# TCP connection from the n1 pod reaches the n2 pod with its own source
+# address (host-gw, no NAT). Everything is removed afterwards.
+selftest() {
+  [[ $EUID -eq 0 ]] || die "run as root (it creates namespaces)"
+  [[ ! -e /run/netns/$P-sw ]] || die "a cluster is up (or left over): scripts/kube-local.sh down first"
+  command -v iperf3 >/dev/null || die "missing iperf3; run scripts/install-deps.sh"
+  mkdir -p "$D"/{log,pid,etcd,pki,images}
+  echo /nonexistent >"$D/bin"
+  trap down EXIT
+  trap 'exit 130' INT TERM # so that the EXIT trap runs
+  up_images
+  up_net 2
+  up_etcd
+  log "selftest: etcd healthy"
+  local n
+  for n in 1 2; do up_node "$n" /nonexistent; done
+  for n in 1 2; do
+    wait_for 120 "node n$n images" "node-n$n" node_imported "$n"
+    node_ctr "$n" run --rm --cgroup "/$CG/n$n/selftest" "$AGENT_IMAGE" selftest /cnperf version >/dev/null ||
+      die "selftest: node n$n could not run a container"
+    log "selftest: node n$n: containerd ran $AGENT_IMAGE via runc"
+    ip netns add "$P-n$n-t"
+    echo "{\"cniVersion\": \"1.0.0\", \"name\": \"cnperf-kube\", $(cni_bridge "$n")}" >"$D/n$n/cni-bridge.json"
+    in_ns "$P-n$n" env CNI_COMMAND=ADD CNI_CONTAINERID="selftest$n" CNI_NETNS="/run/netns/$P-n$n-t" \
+      CNI_IFNAME=eth0 CNI_PATH=/usr/lib/cni /usr/lib/cni/bridge <"$D/n$n/cni-bridge.json" >"$D/log/cni-n$n.json" ||
+      die "selftest: the bridge plugin failed on n$n: $(cat "$D/log/cni-n$n.json")"
+  done
+  ip netns exec "$P-n2-t" iperf3 -s -1 -B 10.244.2.2 >"$D/log/iperf3-server.log" 2>&1 &
+  local server=$!
+  sleep 1
+  ip netns exec "$P-n1-t" iperf3 -c 10.244.2.2 -n 64K >"$D/log/iperf3-client.log" 2>&1 ||
+    die "selftest: no TCP from the n1 pod to the n2 pod: $(tail -n 1 "$D/log/iperf3-client.log")"
+  wait "$server"
+  grep -q "Accepted connection from 10.244.1.2" "$D/log/iperf3-server.log" ||
+    die "selftest: the n2 pod saw another source: $(grep Accepted "$D/log/iperf3-server.log")"
+  log "selftest: pod 10.244.1.2 on n1 -> pod 10.244.2.2 on n2 over the underlay, source kept"
+  for n in 1 2; do
+    in_ns "$P-n$n" env CNI_COMMAND=DEL CNI_CONTAINERID="selftest$n" CNI_NETNS="/run/netns/$P-n$n-t" \
+      CNI_IFNAME=eth0 CNI_PATH=/usr/lib/cni /usr/lib/cni/bridge <"$D/n$n/cni-bridge.json" || true
+  done
+  log "selftest: passed"
+}
+
+# node_ctr N ARGS...: ctr against node nN's containerd, inside its namespaces
+node_ctr() {
+  local n=$1 pid; shift
+  pid=$(node_containerd "$n") || return 1
+  nsenter -t "$pid" -m -n ctr -a "$D/n$n/containerd.sock" -n k8s.io "$@"
+}
+
+node_containerd() { # the pid of node nN's containerd
+  local r p
+  r=$(cg_roots | head -1)
+  for p in $(cat "$r/$CG/n$1-sys/cgroup.procs" 2>/dev/null); do
+    [[ $(cat "/proc/$p/comm" 2>/dev/null) == containerd ]] && { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+node_imported() { # both images are in node nN's containerd
+  local l
+  l=$(node_ctr "$1" images ls -q) || return 1
+  [[ $l == *"$PAUSE_IMAGE"* && $l == *"$AGENT_IMAGE"* ]]
+}
+
 status() {
   [[ -e /run/netns/$P-cp ]] || { log "no cluster up"; return 1; }
   kctl get nodes -o wide
@@ -443,5 +509,6 @@ up) shift; up "$@" ;;
 down) down ;;
 status) status ;;
 kubectl) shift; kctl "$@" ;;
-*) die "usage: $0 up [NODES] | status | kubectl ARGS... | down" ;;
+selftest) selftest ;;
+*) die "usage: $0 up [NODES] | status | kubectl ARGS... | down | selftest" ;;
 esac
