@@ -20,6 +20,10 @@ PACKAGES=(
   bird2          # calico-bgp control plane
   etcd-server    # flannel / docker-overlay KV store
   etcd-client    # etcdctl
+  containerd     # kube-local.sh: each node's container runtime
+  runc           # containerd's OCI runtime
+  containernetworking-plugins  # kube-local.sh: the pod network (bridge, host-local)
+  openssl        # kube-local.sh: the cluster's service-account key
   clang          # eBPF: regenerating objects
   llvm
   libbpf-dev

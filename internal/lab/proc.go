@@ -127,6 +127,7 @@ type Leftover struct {
 	ID         string
 	Namespaces []string
 	Dir        bool
+	Cgroup     bool // it has a cgroup cnperf-<id> (RunCgroup)
 	Live       bool // its owner process is still running
 }
 
@@ -156,6 +157,9 @@ func FindLeftovers() ([]Leftover, error) {
 	dirs, _ := os.ReadDir(StateRoot)
 	for _, d := range dirs {
 		get(d.Name()).Dir = true
+	}
+	for _, id := range leftoverCgroupIDs() {
+		get(id).Cgroup = true
 	}
 	var out []Leftover
 	for id, lo := range byID {
@@ -216,8 +220,8 @@ func ownerAlive(id string) bool {
 }
 
 // Clean removes leftovers of runs whose owner is gone (or of every run, with
-// force): it kills processes inside their namespaces, deletes the namespaces
-// and the state folders.
+// force): it kills processes inside their cgroups (RunCgroup) and their
+// namespaces, deletes the cgroups, the namespaces and the state folders.
 func Clean(force bool) ([]Leftover, error) { return CleanRun("", force) }
 
 // OfRun reports whether lab id belongs to run: the run's first lab has
@@ -252,6 +256,12 @@ func CleanRun(id string, force bool) ([]Leftover, error) {
 	for _, lo := range los {
 		if (lo.Live && !force) || (id != "" && !OfRun(lo.ID, id)) {
 			continue
+		}
+		// the cgroup first: processes there (pods) may hold namespaces
+		if lo.Cgroup {
+			if err := removeRunCgroups(lo.ID); err != nil && firstErr == nil {
+				firstErr = err
+			}
 		}
 		for _, ns := range lo.Namespaces {
 			if err := removeNS(ctx, OSExec{}, ns); err != nil && firstErr == nil {

@@ -1,0 +1,138 @@
+package lab
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// RunCgroup is the name of the cgroup a run may hold processes in, at the
+// root of every hierarchy: cnperf-<id>. The local Kubernetes cluster
+// (scripts/kube-local.sh, run id "kube") puts its control plane, its
+// kubelets and their pods under it; Clean kills and removes what a dead
+// run left there.
+func RunCgroup(id string) string { return Prefix + id }
+
+// cgroupRoots lists the mount points of the cgroup hierarchies, v1 and v2.
+func cgroupRoots() []string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	var roots []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		fields, typ := strings.Fields(pre), strings.Fields(post)
+		if len(fields) < 5 || len(typ) == 0 || (typ[0] != "cgroup" && typ[0] != "cgroup2") {
+			continue
+		}
+		if mp := fields[4]; !seen[mp] {
+			seen[mp] = true
+			roots = append(roots, mp)
+		}
+	}
+	return roots
+}
+
+// runCgroupDirs lists the existing cnperf-<id> cgroups, one per hierarchy.
+func runCgroupDirs(id string) []string {
+	var dirs []string
+	for _, r := range cgroupRoots() {
+		d := filepath.Join(r, RunCgroup(id))
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// cgroupPIDs lists every process in the subtrees under dirs.
+func cgroupPIDs(dirs []string) []int {
+	seen := map[int]bool{}
+	var pids []int
+	for _, d := range dirs {
+		_ = filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() || e.Name() != "cgroup.procs" {
+				return nil
+			}
+			b, _ := os.ReadFile(p)
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil && !seen[pid] && pid != os.Getpid() {
+					seen[pid] = true
+					pids = append(pids, pid)
+				}
+			}
+			return nil
+		})
+	}
+	return pids
+}
+
+// removeRunCgroups kills every process in run id's cgroups and removes
+// them, deepest first.
+func removeRunCgroups(id string) error {
+	dirs := runCgroupDirs(id)
+	if len(dirs) == 0 {
+		return nil
+	}
+	for try := 0; try < 100; try++ {
+		pids := cgroupPIDs(dirs)
+		if len(pids) == 0 {
+			break
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var errs []error
+	for _, d := range dirs {
+		var sub []string
+		_ = filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+			if err == nil && e.IsDir() {
+				sub = append(sub, p)
+			}
+			return nil
+		})
+		sort.Slice(sub, func(i, j int) bool { return len(sub[i]) > len(sub[j]) })
+		for _, s := range sub {
+			if err := syscall.Rmdir(s); err != nil && !errors.Is(err, syscall.ENOENT) {
+				errs = append(errs, fmt.Errorf("removing cgroup %s: %w", s, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// leftoverCgroupIDs lists the run ids that have a cnperf-<id> cgroup.
+func leftoverCgroupIDs() []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, r := range cgroupRoots() {
+		ents, _ := os.ReadDir(r)
+		for _, e := range ents {
+			id, ok := strings.CutPrefix(e.Name(), Prefix)
+			if !ok || !e.IsDir() || !validID(id) || seen[id] {
+				continue
+			}
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
