@@ -217,6 +217,13 @@ func TestL2(t *testing.T) {
 	if got := a.recv(t); !bytes.Equal(got, reply) {
 		t.Fatalf("a got % x", got)
 	}
+	// b counts a datagram after its send returns, which may be after a has
+	// it: wait for the count, then give a flood the time to show
+	deadline = time.Now().Add(2 * time.Second)
+	for b.d.UDPOut.Load() == before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
 	if sent := b.d.UDPOut.Load() - before; sent != 1 {
 		t.Fatalf("b sent %d datagrams for a known MAC, want 1 (no flooding)", sent)
 	}
