@@ -402,9 +402,9 @@ func validateModeOptions(cases []Case, opts map[string]string) error {
 				}
 			}
 			if len(all) == 0 {
-				return fmt.Errorf("--mode-opt %s=%s: no network takes %q; `cnperf networks -v` lists each network's options", k, opts[k], k)
+				return fmt.Errorf("--mode-opt %q: no network takes %q; `cnperf networks -v` lists each network's options", k+"="+opts[k], k)
 			}
-			return fmt.Errorf("--mode-opt %s=%s: none of the selected networks takes %q (it is an option of %s); select one of them or drop it", k, opts[k], k, strings.Join(all, ", "))
+			return fmt.Errorf("--mode-opt %q: none of the selected networks takes %q (it is an option of %s); select one of them or drop it", k+"="+opts[k], k, strings.Join(all, ", "))
 		}
 	}
 	return nil
