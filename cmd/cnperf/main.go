@@ -118,7 +118,9 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			fs.PrintDefaults()
 			return err
 		}
-		return fmt.Errorf("%v; see `%s -h`", err, fs.Name())
+		// the flag package echoes what it was given: keep it on one line
+		msg := strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(err.Error())
+		return fmt.Errorf("%s; see `%s -h`", msg, fs.Name())
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q; flags start with --, see `%s -h`", fs.Arg(0), fs.Name())
