@@ -29,7 +29,13 @@ const NoisyCV = 0.10
 const (
 	WarnNoisy  = "noisy machine: "
 	WarnFailed = "failed rounds: "
+	WarnBusy   = "busy machine: "
 )
+
+// BusyCPUs is how much CPU other work may take, beside the cells' own
+// agents and daemons, before Summarize warns: a steady load slows every
+// round alike, so it does not show as spread between rounds.
+const BusyCPUs = 0.3
 
 // Reference is the cell k is compared with: the baseline network in the
 // same placement, workload, step (and LB and services, unset there); for a
@@ -259,11 +265,14 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 	}
 	warnings := run.Warnings[:0:0]
 	for _, w := range run.Warnings {
-		if !strings.HasPrefix(w, WarnNoisy) && !strings.HasPrefix(w, WarnFailed) {
+		if !strings.HasPrefix(w, WarnNoisy) && !strings.HasPrefix(w, WarnFailed) && !strings.HasPrefix(w, WarnBusy) {
 			warnings = append(warnings, w)
 		}
 	}
 	if w := noiseWarning(run.Summaries, figures); w != "" {
+		warnings = append(warnings, w)
+	}
+	if w := busyWarning(run.Results); w != "" {
 		warnings = append(warnings, w)
 	}
 	warnings = append(warnings, failureWarnings(run.Results)...)
@@ -376,4 +385,41 @@ func failureWarnings(rs []result.Result) []string {
 		}
 	}
 	return out
+}
+
+// OtherCPUs is the CPU, in CPUs, that work other than the cell's own used
+// while it ran: the machine's busy time less the agents' and the network's
+// daemons'. The kernel's softirq work for the cell is counted in both the
+// machine's time and, largely, the agents' system time, so on an idle
+// machine this is about zero or below. ok is false without CPU figures.
+func OtherCPUs(r result.Result) (float64, bool) {
+	c := r.Metrics.CPU
+	if c == nil || c.WallS <= 0 {
+		return 0, false
+	}
+	daemons := r.Metrics.Extra[result.ExtraDaemonCPU] * c.WallS
+	return (c.MachineS - c.AgentsS - daemons) / c.WallS, true
+}
+
+// busyWarning warns when, in the median cell, other work kept more than
+// BusyCPUs busy: figures are then those of a shared machine.
+func busyWarning(rs []result.Result) string {
+	var xs []float64
+	for _, r := range rs {
+		if r.Error != "" {
+			continue
+		}
+		if v, ok := OtherCPUs(r); ok {
+			xs = append(xs, v)
+		}
+	}
+	if len(xs) == 0 {
+		return ""
+	}
+	m := Median(xs)
+	if m <= BusyCPUs {
+		return ""
+	}
+	return fmt.Sprintf("%sbesides cnperf's agents and daemons, other work kept %.1f CPUs busy during the median cell (of %d); a steady load slows every round alike, so ratios stay comparable but rates, latencies and CPU costs are those of a shared machine: stop other work on this machine, or pin the agents (--pin 0,1)",
+		WarnBusy, m, len(xs))
 }

@@ -323,3 +323,38 @@ func TestSummarizeReplica(t *testing.T) {
 		})
 	}
 }
+
+// TestBusyWarning: other work that keeps CPUs busy is warned about even
+// when it is steady (no spread between rounds); cnperf's own agents and
+// daemons are not other work.
+func TestBusyWarning(t *testing.T) {
+	res := func(machine, agents, daemonPerS float64) result.Result {
+		r := result.Result{Network: "host", Workload: "tcp_rr", Placement: "cross-host", Round: 1,
+			Metrics: result.Metrics{TransactionsPerS: result.F(1000),
+				CPU: &result.CPUCost{WallS: 2, MachineS: machine, AgentsS: agents}}}
+		if daemonPerS > 0 {
+			r.Metrics.Extra = map[string]float64{result.ExtraDaemonCPU: daemonPerS}
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		rs   []result.Result
+		warn bool
+	}{
+		{"idle", []result.Result{res(2.0, 2.1, 0), res(3.6, 3.5, 0), res(2.0, 2.0, 0)}, false},
+		{"daemons", []result.Result{res(3.9, 1.4, 1.2), res(3.8, 1.5, 1.1), res(3.9, 1.5, 1.2)}, false},
+		{"hog", []result.Result{res(4.0, 2.0, 0), res(4.0, 2.2, 0), res(4.0, 2.7, 0)}, true},
+		{"no cpu figures", []result.Result{{Network: "host", Workload: "tcp_rr", Round: 1}}, false},
+	} {
+		run := &result.Run{Results: c.rs}
+		Summarize(run, nil)
+		got := false
+		for _, w := range run.Warnings {
+			got = got || strings.HasPrefix(w, WarnBusy)
+		}
+		if got != c.warn {
+			t.Errorf("%s: busy warning %v, want %v (%q)", c.name, got, c.warn, run.Warnings)
+		}
+	}
+}
