@@ -119,6 +119,14 @@ func Normalize(section, out string) []string {
 			if !ok || len(pf) < 5 || len(qf) < 2 {
 				continue
 			}
+			// /run/netns itself is the bind mount the first `ip netns
+			// add` of a boot makes (iproute2, so that namespace mounts
+			// propagate); it stays by design, shared by every netns
+			// user, so a fresh machine's first lab adds it once. The
+			// namespaces under it are still compared.
+			if pf[4] == "/run/netns" {
+				continue
+			}
 			// mount point, type, source: not the ids, which change
 			lines = append(lines, pf[4]+" "+qf[0]+" "+qf[1])
 		}
