@@ -148,6 +148,10 @@ func Skip(msg string) error { return skipErr{msg} }
 // CPUTimes is a machine's cumulative CPU time by kind, in seconds.
 type CPUTimes struct {
 	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal float64
+	// KSoftirqd is the CPU time of the kernel's ksoftirqd threads (part
+	// of the above): the softirq work the kernel deferred out of the
+	// context that raised it, which no agent's rusage counts.
+	KSoftirqd float64
 }
 
 // Busy is the time spent not idle.
@@ -158,7 +162,7 @@ func (c CPUTimes) Busy() float64 {
 // Sub is c - o.
 func (c CPUTimes) Sub(o CPUTimes) CPUTimes {
 	return CPUTimes{c.User - o.User, c.Nice - o.Nice, c.System - o.System, c.Idle - o.Idle,
-		c.IOWait - o.IOWait, c.IRQ - o.IRQ, c.SoftIRQ - o.SoftIRQ, c.Steal - o.Steal}
+		c.IOWait - o.IOWait, c.IRQ - o.IRQ, c.SoftIRQ - o.SoftIRQ, c.Steal - o.Steal, c.KSoftirqd - o.KSoftirqd}
 }
 
 // CPUMeter reads the CPU time of the machine the measured pods share.

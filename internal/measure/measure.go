@@ -242,8 +242,10 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 	if srep.CPUSeconds > 0 {
 		mt.ServerCPUSPerS = result.F(srep.CPUSeconds / params.Duration.Seconds())
 	}
+	daemons := -1.0
 	if hasDaemons {
 		if dcpu1, ok := dm.DaemonCPUSeconds(); ok {
+			daemons = dcpu1 - dcpu0
 			setExtra(&mt, result.ExtraDaemonCPU, (dcpu1-dcpu0)/params.Duration.Seconds())
 		}
 	}
@@ -254,7 +256,7 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 		}
 	}
 	if hasCPU {
-		mt.CPU = Cost(cpu1.Sub(cpu0), wall, crep.CPUSeconds+srep.CPUSeconds, mt)
+		mt.CPU = Cost(cpu1.Sub(cpu0), wall, crep.CPUSeconds+srep.CPUSeconds, daemons, mt)
 	}
 	if hasSNMP && snmp0 != nil {
 		if snmp1 := snmpOf(ctx, snmp, s, params); snmp1 != nil {
@@ -335,18 +337,26 @@ func setExtra(mt *result.Metrics, k string, v float64) {
 }
 
 // Cost is the CPU a cell cost: busy machine time (user, system, irq,
-// softirq over every CPU) and the agents' own, per transaction and per
-// payload byte where the metrics count them.
-func Cost(delta backend.CPUTimes, wall time.Duration, agents float64, mt result.Metrics) *result.CPUCost {
+// softirq over every CPU), the agents' own, and the cell's alone (agents,
+// the network's daemons, ksoftirqd), per transaction and per payload byte
+// where the metrics count them. daemons < 0: the network has none metered.
+func Cost(delta backend.CPUTimes, wall time.Duration, agents, daemons float64, mt result.Metrics) *result.CPUCost {
 	c := &result.CPUCost{
 		WallS: wall.Seconds(), MachineS: delta.Busy(), UserS: delta.User + delta.Nice, SystemS: delta.System,
 		SoftirqS: delta.SoftIRQ, IRQS: delta.IRQ, AgentsS: agents,
+	}
+	var cell float64
+	if agents > 0 {
+		c.KSoftirqdS = result.F(max(delta.KSoftirqd, 0))
+		cell = agents + max(daemons, 0) + *c.KSoftirqdS
+		c.CellS = result.F(cell)
 	}
 	if mt.Transactions != nil && *mt.Transactions > 0 {
 		n := float64(*mt.Transactions)
 		c.UsPerTrans = result.F(c.MachineS / n * 1e6)
 		if agents > 0 {
 			c.AgentsUsPerTrans = result.F(agents / n * 1e6)
+			c.CellUsPerTrans = result.F(cell / n * 1e6)
 		}
 	}
 	if mt.Bytes != nil && *mt.Bytes > 0 {
@@ -354,6 +364,7 @@ func Cost(delta backend.CPUTimes, wall time.Duration, agents float64, mt result.
 		c.NsPerByte = result.F(c.MachineS / n * 1e9)
 		if agents > 0 {
 			c.AgentsNsPerByte = result.F(agents / n * 1e9)
+			c.CellNsPerByte = result.F(cell / n * 1e9)
 		}
 	}
 	return c
@@ -456,10 +467,10 @@ func Brief(r result.Result) string {
 		add("start-up mean %.1fms p50 %.1fms p95 %.1fms", m.StartupMs["mean"], m.StartupMs["p50"], m.StartupMs["p95"])
 	}
 	if m.CPU != nil {
-		if m.CPU.UsPerTrans != nil {
-			add("CPU %.1fus/trans", *m.CPU.UsPerTrans)
-		} else if m.CPU.NsPerByte != nil {
-			add("CPU %.2fns/B", *m.CPU.NsPerByte)
+		if m.CPU.CellUsPerTrans != nil {
+			add("CPU %.1fus/trans", *m.CPU.CellUsPerTrans)
+		} else if m.CPU.CellNsPerByte != nil {
+			add("CPU %.2fns/B", *m.CPU.CellNsPerByte)
 		}
 	}
 	return s

@@ -1,10 +1,13 @@
 package measure
 
 import (
+	"math"
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/hist"
+	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -41,5 +44,43 @@ func TestJain(t *testing.T) {
 		if got := Jain(tc.xs); got < tc.want-1e-9 || got > tc.want+1e-9 {
 			t.Errorf("Jain(%v) = %v, want %v", tc.xs, got, tc.want)
 		}
+	}
+}
+
+func TestCost(t *testing.T) {
+	delta := backend.CPUTimes{User: 1, System: 2, SoftIRQ: 0.5, KSoftirqd: 0.2}
+	bytes := result.Metrics{Bytes: result.I(1e9)}
+	trans := result.Metrics{Transactions: result.I(1e6)}
+	for _, c := range []struct {
+		name            string
+		m               result.Metrics
+		agents, daemons float64
+		machine, cell   float64 // per byte (ns) or per transaction (µs)
+		noCell          bool
+	}{
+		{"bytes, daemons", bytes, 1, 0.5, 3.5, 1.7, false},
+		{"bytes, no daemons metered", bytes, 1, -1, 3.5, 1.2, false},
+		{"transactions", trans, 1, 0, 3.5, 1.2, false},
+		{"no agents' figure", bytes, 0, 0.5, 3.5, 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := Cost(delta, 2*time.Second, c.agents, c.daemons, c.m)
+			machine, cell := got.NsPerByte, got.CellNsPerByte
+			if c.m.Transactions != nil {
+				machine, cell = got.UsPerTrans, got.CellUsPerTrans
+			}
+			if machine == nil || math.Abs(*machine-c.machine) > 1e-9 {
+				t.Errorf("machine figure %v, want %v", machine, c.machine)
+			}
+			if c.noCell {
+				if cell != nil || got.CellS != nil {
+					t.Errorf("a cell figure without the agents': %v", *cell)
+				}
+				return
+			}
+			if cell == nil || math.Abs(*cell-c.cell) > 1e-9 {
+				t.Errorf("cell figure %v, want %v", cell, c.cell)
+			}
+		})
 	}
 }

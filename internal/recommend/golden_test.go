@@ -25,6 +25,8 @@ func TestGoldenRecommend(t *testing.T) {
 		{"services_ipvs", "many-services", "", "services_ipvs.many-services"},
 		{"services_ipvs", "many-services", "no-l2-adjacency", "services_ipvs.many-services-no-l2"},
 		{"startup", "latency", "", "startup.latency"},
+		{"cell_cost", "latency", "", "cell_cost.latency"},
+		{"cell_cost", "throughput", "", "cell_cost.throughput"},
 	} {
 		t.Run(c.golden, func(t *testing.T) {
 			run, err := result.Read(filepath.Join("..", "report", "testdata", c.file+".json"))

@@ -58,9 +58,9 @@ var Rules = []Rule{
 	{"latency", "latency_us.p99", LongConns, 1, "tail of a request/response round trip", ""},
 	{"latency", "latency_us.p50", LongConns, 1, "typical round trip", ""},
 	{"latency", result.KeyTransactions, LongConns, 1, "round trips per second on one connection", ""},
-	{"latency", "cpu.us_per_trans", LongConns, 0.5, "CPU per round trip", ""},
+	{"latency", "cpu.cell_us_per_trans", LongConns, 0.5, "CPU per round trip", ""},
 	{"throughput", result.KeyThroughput, AnyNet, 1, "bulk transfer rate", ""},
-	{"throughput", "cpu.ns_per_byte", AnyNet, 0.5, "CPU per byte moved", ""},
+	{"throughput", "cpu.cell_ns_per_byte", AnyNet, 0.5, "CPU per byte moved", ""},
 	{"short-connections", result.KeyTransactions, ShortConns, 1, "connections set up and used per second", ""},
 	{"short-connections", "latency_us.p99", ShortConns, 0.5, "tail of a connect + round trip", ""},
 	{"many-services", result.KeyTransactions, Services, 1, "rate through a service with many programmed", ""},
@@ -70,8 +70,8 @@ var Rules = []Rule{
 	{"mixed", result.KeyTransactions, LongConns, 1, "round trips per second", ""},
 	{"mixed", result.KeyThroughput, AnyNet, 1, "bulk transfer rate", ""},
 	{"mixed", result.KeyTransactions, ShortConns, 1, "connections per second", ""},
-	{"mixed", "cpu.us_per_trans", LongConns, 0.5, "CPU per round trip", ""},
-	{"mixed", "cpu.ns_per_byte", AnyNet, 0.5, "CPU per byte", ""},
+	{"mixed", "cpu.cell_us_per_trans", LongConns, 0.5, "CPU per round trip", ""},
+	{"mixed", "cpu.cell_ns_per_byte", AnyNet, 0.5, "CPU per byte", ""},
 }
 
 // Profiles lists the profiles the table knows, in table order.

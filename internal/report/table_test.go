@@ -124,11 +124,19 @@ func TestSummariesTable(t *testing.T) {
 	if strings.Contains(out, "CPU") || strings.Contains(out, "(x) is the ratio to baseline in the same placement: above") {
 		t.Error("a CPU column without CPU figures, or the one-round legend")
 	}
-	rs[0].Metrics.CPU = &result.CPUCost{UsPerTrans: result.F(7.25)}
+	// the machine's figure alone (a run file from before the cell's) is a
+	// different quantity: no column
+	rs[0].Metrics.CPU = &result.CPUCost{UsPerTrans: result.F(9.5)}
 	b.Reset()
 	Table(&b, run)
-	if !strings.Contains(b.String(), "CPU us/trans") || !strings.Contains(b.String(), "7.25") {
-		t.Errorf("no CPU column where the run measured it:\n%s", b.String())
+	if strings.Contains(b.String(), "CPU") {
+		t.Errorf("the machine's CPU shown as the cell's:\n%s", b.String())
+	}
+	rs[0].Metrics.CPU = &result.CPUCost{UsPerTrans: result.F(9.5), CellUsPerTrans: result.F(7.25)}
+	b.Reset()
+	Table(&b, run)
+	if !strings.Contains(b.String(), "CPU us/trans") || !strings.Contains(b.String(), "7.25") || strings.Contains(b.String(), "9.5") {
+		t.Errorf("no CPU column of the cell's figure where the run measured it:\n%s", b.String())
 	}
 }
 

@@ -565,7 +565,7 @@ func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
 	if !d.e.Local {
 		return backend.CPUTimes{}, errors.New("remote engine")
 	}
-	return labbackend.ReadProcStat("/proc/stat")
+	return labbackend.MachineCPU()
 }
 
 // RxBytes implements backend.RxCounter: the receiving container's

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -369,7 +370,63 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 // machine's kernel, so its /proc/stat counts every CPU the cell cost,
 // softirq included.
 func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
-	return ReadProcStat("/proc/stat")
+	return MachineCPU()
+}
+
+// MachineCPU reads this machine's CPU times: /proc/stat's, and the
+// ksoftirqd threads' from their own stat files.
+func MachineCPU() (backend.CPUTimes, error) {
+	c, err := ReadProcStat("/proc/stat")
+	if err != nil {
+		return c, err
+	}
+	c.KSoftirqd = KSoftirqdSeconds("/proc")
+	return c, nil
+}
+
+// KSoftirqdSeconds is the CPU time (user + system, seconds) the kernel's
+// ksoftirqd/N threads have used, read from proc (a /proc mount); 0 when
+// none is found.
+func KSoftirqdSeconds(proc string) float64 {
+	ents, err := os.ReadDir(proc)
+	if err != nil {
+		return 0
+	}
+	var sum float64
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(proc, e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if v, ok := ksoftirqdTicks(string(b)); ok {
+			sum += v / userHZ
+		}
+	}
+	return sum
+}
+
+// ksoftirqdTicks reads utime + stime (clock ticks) from a /proc/PID/stat
+// line when its command is ksoftirqd/N.
+func ksoftirqdTicks(stat string) (float64, bool) {
+	lo, hi := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
+	if lo < 0 || hi < lo || !strings.HasPrefix(stat[lo+1:hi], "ksoftirqd/") {
+		return 0, false
+	}
+	// after ") ": state(3) ppid pgrp session tty tpgid flags minflt
+	// cminflt majflt cmajflt utime(14) stime(15)
+	f := strings.Fields(stat[hi+1:])
+	if len(f) < 13 {
+		return 0, false
+	}
+	u, err1 := strconv.ParseFloat(f[11], 64)
+	s, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return u + s, true
 }
 
 // RxBytes implements backend.RxCounter.

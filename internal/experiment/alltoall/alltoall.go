@@ -249,6 +249,11 @@ func Measure(ctx context.Context, d backend.Deployment, w workload.Workload, par
 		jp.Extra = map[string]string{a2a.RankKey: strconv.Itoa(i), a2a.PeersKey: strings.Join(addrs, ",")}
 		jobs[i] = jp
 	}
+	dm, hasDaemons := d.(backend.DaemonMeter)
+	var dcpu0 float64
+	if hasDaemons {
+		dcpu0, hasDaemons = dm.DaemonCPUSeconds()
+	}
 	meter, hasCPU := d.(backend.CPUMeter)
 	var cpu0 backend.CPUTimes
 	if hasCPU {
@@ -295,7 +300,13 @@ func Measure(ctx context.Context, d backend.Deployment, w workload.Workload, par
 	}
 	if hasCPU {
 		if cpu1, err := meter.MachineCPU(ctx); err == nil {
-			mt.CPU = measure.Cost(cpu1.Sub(cpu0), wall, merged.CPUSeconds, mt)
+			daemons := -1.0
+			if hasDaemons {
+				if dcpu1, ok := dm.DaemonCPUSeconds(); ok {
+					daemons = dcpu1 - dcpu0
+				}
+			}
+			mt.CPU = measure.Cost(cpu1.Sub(cpu0), wall, merged.CPUSeconds, daemons, mt)
 		}
 	}
 	res.Metrics, res.Histogram = mt, h

@@ -85,7 +85,7 @@ func TestFigures(t *testing.T) {
 		ThroughputBps: result.F(1), TransactionsPerS: result.F(1), LossRatio: result.F(0), Errors: result.I(0),
 		ClientCPUSPerS: result.F(1), ServerCPUSPerS: result.F(1), DurationS: result.F(1),
 		LatencyUs: map[string]float64{}, Extra: map[string]float64{},
-		CPU: &result.CPUCost{UsPerTrans: result.F(1), NsPerByte: result.F(1)},
+		CPU: &result.CPUCost{UsPerTrans: result.F(1), NsPerByte: result.F(1), CellUsPerTrans: result.F(1), CellNsPerByte: result.F(1)},
 	}
 	for _, n := range workload.Names() {
 		w, _ := workload.Get(n)
