@@ -1,0 +1,128 @@
+package report
+
+import (
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// seedRun makes a run of rounds of cross-host tcp_stream at 256 B, the
+// networks at the given multiples of the baseline's throughput, each round
+// jittered by a factor in [1-jitter, 1+jitter] (seeded: reproducible), so
+// the paired ratios vary: real intervals.
+func seedRun(rounds int, jitter float64, rel map[string]float64) *result.Run {
+	run := &result.Run{Schema: result.Schema, Rounds: rounds}
+	rng := rand.New(rand.NewSource(1))
+	for round := 1; round <= rounds; round++ {
+		for _, n := range []string{"baseline", "host", "nat", "vxlan"} {
+			j := 1 + jitter*(2*rng.Float64()-1)
+			x, ok := rel[n]
+			if !ok {
+				continue
+			}
+			r := result.Result{Network: n, Workload: "tcp_stream", Placement: "cross-host", Round: round,
+				Params: map[string]any{"message_size": float64(256)}}
+			r.Metrics.ThroughputBps = result.F(1e9 * x * j)
+			run.Results = append(run.Results, r)
+		}
+	}
+	return run
+}
+
+func seedResult(t *testing.T, run *result.Run, id string) SeedResult {
+	t.Helper()
+	for _, sr := range CompareSeeds(run) {
+		if sr.Table.ID == id {
+			return sr
+		}
+	}
+	t.Fatalf("no comparison with %s", id)
+	return SeedResult{}
+}
+
+// TestSeedOrdering: seed 001's TCP throughput at 256 B (host ≈ baseline >
+// NAT -36 % > overlays -82 %) reproduces when cnperf's cells come in that
+// order, and does not when NAT and vxlan swap places.
+func TestSeedOrdering(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		rounds  int
+		rel     map[string]float64
+		verdict string
+		against string
+	}{
+		{"same order", 4, map[string]float64{"baseline": 1, "host": 1, "nat": 0.6, "vxlan": 0.3}, VerdictReproduces, ""},
+		{"swapped", 4, map[string]float64{"baseline": 1, "host": 1, "nat": 0.3, "vxlan": 0.6}, VerdictNot, "NAT (nat) < overlays (average) (vxlan)"},
+		// one round has no interval: an opposite order is not a tested one
+		{"swapped, one round", 1, map[string]float64{"baseline": 1, "host": 1, "nat": 0.3, "vxlan": 0.6}, VerdictUntested, ""},
+	} {
+		sr := seedResult(t, seedRun(c.rounds, 0.01, c.rel), "001-tcp-256")
+		cr := sr.Columns[0]
+		if cr.Verdict != c.verdict {
+			t.Errorf("%s: verdict %q, want %q (pairs %d, agree %d, against %v)", c.name, cr.Verdict, c.verdict, cr.Pairs, cr.Agree, cr.Against)
+		}
+		if c.against != "" && !strings.Contains(strings.Join(cr.Against, "; "), c.against) {
+			t.Errorf("%s: against %v, want %q", c.name, cr.Against, c.against)
+		}
+		// NAT's cnperf ratio is its throughput over the baseline's, paired by round
+		for _, rr := range cr.Rows {
+			if rr.Row.Name != "NAT" {
+				continue
+			}
+			if len(rr.Measures) != 1 || math.Abs(rr.Measures[0].v/c.rel["nat"]-1) > 0.05 || rr.Measures[0].hasCI != (c.rounds > 1) {
+				t.Errorf("%s: NAT measures %+v, want ratio %g with an interval", c.name, rr.Measures, c.rel["nat"])
+			}
+			if math.Abs(rr.Study.v-0.64) > 1e-9 {
+				t.Errorf("study ratio of NAT = %g, want 0.64 (-36 %%)", rr.Study.v)
+			}
+		}
+		if len(sr.Missing) == 0 || !strings.Contains(strings.Join(sr.Missing, " "), "Calico (BGP)") {
+			t.Errorf("%s: missing rows %v, want Calico (BGP) named", c.name, sr.Missing)
+		}
+	}
+}
+
+// TestSeedOrderingNoise: two rows in the opposite order but within each
+// other's intervals reproduce "within noise", not "does not reproduce".
+func TestSeedOrderingNoise(t *testing.T) {
+	sr := seedResult(t, seedRun(4, 0.3, map[string]float64{"baseline": 1, "nat": 0.2, "vxlan": 0.24}), "001-tcp-256")
+	if v := sr.Columns[0].Verdict; v != VerdictNoise {
+		t.Errorf("verdict %q, want %q (%+v)", v, VerdictNoise, sr.Columns[0])
+	}
+}
+
+// TestSeedAbsoluteRatios: seed 000's latency tables are made ratios to
+// --net=host before they are compared (host-gw p99 0.9 ms / 0.7 ms).
+func TestSeedAbsoluteRatios(t *testing.T) {
+	for _, tb := range SeedTables {
+		if tb.ID != "000-4k-20" {
+			continue
+		}
+		for _, r := range tb.Rows {
+			if r.Name == "host-gw" {
+				if got := tb.ratio(r, 1).v; math.Abs(got-0.9/0.7) > 1e-9 {
+					t.Errorf("host-gw p99 ratio %g, want %g", got, 0.9/0.7)
+				}
+			}
+		}
+		return
+	}
+	t.Fatal("no table 000-4k-20")
+}
+
+// TestSeedNotApplicable: a run without any of a table's rows does not
+// show it; a run of the wrong message size does not match seed 001's 256 B.
+func TestSeedNotApplicable(t *testing.T) {
+	run := seedRun(2, 0.01, map[string]float64{"baseline": 1, "nat": 0.5})
+	for i := range run.Results {
+		run.Results[i].Params["message_size"] = float64(1024)
+	}
+	for _, sr := range CompareSeeds(run) {
+		if sr.Table.ID == "001-tcp-256" {
+			t.Errorf("1024 B cells compared with a 256 B table")
+		}
+	}
+}
