@@ -31,6 +31,7 @@ const (
 	chartInterval = "interval" // categories; a point per series with its interval as a floating bar
 	chartLines    = "lines"    // x/y points joined per series
 	chartStacked  = "stacked"  // categories; one stacked bar segment per series
+	chartBars     = "bars"     // categories; one bar per series, side by side
 )
 
 // chart is one plot, independent of the plotting library: the page's
@@ -55,6 +56,9 @@ type series struct {
 	Label  string  `json:"label"`
 	Points []point `json:"points"`
 	Dashed bool    `json:"dashed,omitempty"`
+	// Band names what an interval chart's floating bar is (default "95%
+	// interval"): a published range, say.
+	Band string `json:"band,omitempty"`
 }
 
 // point is a value at X (a number) or at category Cat; Lo and Hi bound it
@@ -85,6 +89,9 @@ type section struct {
 	Charts []chart
 	Tables []htmlTable
 	Notes  []string
+	// Subs are parts of the section under their own heading (a study's
+	// table each), drawn after its own charts and tables.
+	Subs []section
 }
 
 type htmlTable struct {
@@ -270,7 +277,7 @@ func messageSize(r result.Result) float64 {
 // workload declares against the message size, a line per network.
 func sizeSection(ins []Input) section {
 	sec := section{ID: "sizes", Title: "Throughput and CPU cost against message size",
-		Intro: "Mean over the repeats of each size; overlaid run files with different --message-size join into one curve per network and placement."}
+		Intro: "Mean over the rounds of each size, from a size sweep (--message-size 64,256,...: --suite sizes) or from overlaid run files with different --message-size, joined into one curve per network and placement."}
 	type key struct {
 		workload, fig, cell string
 	}
@@ -280,7 +287,9 @@ func sizeSection(ins []Input) section {
 	cells := map[string][]string{}
 	for _, in := range ins {
 		for _, r := range in.Run.Results {
-			if r.Error != "" || r.LB != "" || r.Step != "" {
+			// a size sweep's steps ("size=N") are points of the curve;
+			// other steps (load rates, flows, neighbours) are not
+			if r.Error != "" || r.LB != "" || r.Step != "" && (sizeOf(r.Step) == 0 || strings.Contains(r.Step, " ")) {
 				continue
 			}
 			sz := messageSize(r)

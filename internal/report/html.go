@@ -56,35 +56,55 @@ func BuildPage(ins []Input) *Page {
 		}
 	}
 	for _, s := range []section{
-		comparisonSection(ins), sizeSection(ins), spectrumSection(ins), phasesSection(ins),
-		servicesSection(ins), environmentSection(ins), networksSection(ins),
+		seedSection(ins), comparisonSection(ins), sizeSection(ins), spectrumSection(ins), phasesSection(ins),
+		servicesSection(ins), interferenceSection(ins), alltoallSection(ins), flowsSection(ins),
+		environmentSection(ins), networksSection(ins),
 	} {
-		var cs []chart
-		for _, c := range s.Charts {
-			if c.empty() {
-				continue
-			}
-			c.ID = fmt.Sprintf("chart-%d", len(p.charts)+len(cs)+1)
-			cs = append(cs, c)
+		if p.place(&s) {
+			p.Sections = append(p.Sections, s)
 		}
-		s.Charts = cs
-		if len(cs) == 0 && len(s.Tables) == 0 && len(s.Notes) == 0 {
-			continue
-		}
-		p.charts = append(p.charts, cs...)
-		p.Sections = append(p.Sections, s)
 	}
 	return p
 }
 
-// ChartIDs lists, per section id, the ids of the charts the page draws:
-// what a test expects to find drawn.
+// place drops s's empty charts and numbers the others, in its subsections
+// too; it says whether s has anything to show.
+func (p *Page) place(s *section) bool {
+	var cs []chart
+	for _, c := range s.Charts {
+		if c.empty() {
+			continue
+		}
+		c.ID = fmt.Sprintf("chart-%d", len(p.charts)+1)
+		p.charts = append(p.charts, c)
+		cs = append(cs, c)
+	}
+	s.Charts = cs
+	var subs []section
+	for _, sub := range s.Subs {
+		if p.place(&sub) {
+			subs = append(subs, sub)
+		}
+	}
+	s.Subs = subs
+	return len(cs) > 0 || len(s.Tables) > 0 || len(s.Notes) > 0 || len(subs) > 0
+}
+
+// ChartIDs lists, per section id, the ids of the charts the page draws
+// (its subsections' included): what a test expects to find drawn.
 func (p *Page) ChartIDs() map[string][]string {
 	m := map[string][]string{}
-	for _, s := range p.Sections {
+	var walk func(id string, s section)
+	walk = func(id string, s section) {
 		for _, c := range s.Charts {
-			m[s.ID] = append(m[s.ID], c.ID)
+			m[id] = append(m[id], c.ID)
 		}
+		for _, sub := range s.Subs {
+			walk(id, sub)
+		}
+	}
+	for _, s := range p.Sections {
+		walk(s.ID, s)
 	}
 	return m
 }
@@ -118,7 +138,7 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <title>{{.Page.Title}}</title>
 <style>
 body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 0 1em 3em; color: #222; }
-h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; padding-top: .5em; }
+h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; padding-top: .5em; } h3 { font-size: 1.05em; margin-top: 1.5em; }
 nav a { margin-right: 1em; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 1em; }
 figure.chart { margin: 0; border: 1px solid #e4e4e4; border-radius: 4px; padding: .5em; break-inside: avoid; }
@@ -142,7 +162,20 @@ code, .mono { font-family: ui-monospace, monospace; }
 {{range .Page.Sections}}
 <section id="{{.ID}}" data-section="{{.ID}}">
 <h2>{{.Title}}</h2>
-{{with .Intro}}<p>{{.}}</p>{{end}}
+{{template "body" .}}
+{{range .Subs}}<div class="sub"{{with .ID}} id="{{.}}"{{end}}>
+<h3>{{.Title}}</h3>
+{{template "body" .}}
+</div>
+{{end}}</section>
+{{end}}
+<footer><p>Written by cnperf; charts drawn by {{.Library}}, inline in this file: the page needs no network.</p></footer>
+<script>{{.Lib}}</script>
+<script>window.CNPERF_CHARTS = {{.Charts}};</script>
+<script>{{.Script}}</script>
+</body>
+</html>
+{{define "body"}}{{with .Intro}}<p>{{.}}</p>{{end}}
 {{if .Charts}}<div class="charts">
 {{range .Charts}}<figure class="chart" id="{{.ID}}"><div class="box"><canvas aria-label="{{.Title}}" role="img"></canvas></div>{{with .Note}}<figcaption>{{.}}</figcaption>{{end}}</figure>
 {{end}}</div>{{end}}
@@ -151,13 +184,5 @@ code, .mono { font-family: ui-monospace, monospace; }
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>{{if .Folded}}</details>{{end}}
 {{end}}
-{{range .Notes}}<p>{{.}}</p>{{end}}
-</section>
-{{end}}
-<footer><p>Written by cnperf; charts drawn by {{.Library}}, inline in this file: the page needs no network.</p></footer>
-<script>{{.Lib}}</script>
-<script>window.CNPERF_CHARTS = {{.Charts}};</script>
-<script>{{.Script}}</script>
-</body>
-</html>
+{{range .Notes}}<p>{{.}}</p>{{end}}{{end}}
 `))

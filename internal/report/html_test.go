@@ -26,6 +26,16 @@ import (
 // (services).
 var pageRuns = []string{"rr_stream_repeat", "sizes_64", "sizes_16384", "load_rates", "startup", "services"}
 
+// experimentRuns are the stored real runs of the experiments and seed
+// suites: a size sweep in one run, noisy neighbours, all-to-all, parallel
+// flows, the start-up suite and seed 000's latency suite. Together they
+// hold every other kind of section, the studies' tables among them.
+var experimentRuns = []string{"sizes_sweep", "interference", "alltoall", "parallel", "startup_suite", "seed_latency"}
+
+// exampleRuns are the README's runs (docs/examples): the default suite and
+// --suite clusterip, each with its studies' tables.
+var exampleRuns = []string{"../../../docs/examples/default", "../../../docs/examples/clusterip"}
+
 func readInputs(t *testing.T, names ...string) []Input {
 	t.Helper()
 	var ins []Input
@@ -47,10 +57,18 @@ func TestPageSections(t *testing.T) {
 		runs []string
 		want string
 	}{
-		{pageRuns, "comparison sizes latency startup services environment networks"},
-		{[]string{"summaries"}, "comparison latency environment networks"},
+		{pageRuns, "studies comparison sizes latency startup services environment networks"},
+		{[]string{"summaries"}, "studies comparison latency environment networks"},
 		{[]string{"startup"}, "comparison startup environment networks"},
 		{[]string{"services"}, "services environment networks"},
+		{[]string{"sizes_sweep"}, "studies comparison sizes environment networks"},
+		{[]string{"interference"}, "studies comparison latency interference environment networks"},
+		{[]string{"alltoall"}, "studies comparison latency alltoall environment networks"},
+		{[]string{"parallel"}, "comparison flows environment networks"},
+		{[]string{"startup_suite"}, "studies comparison startup environment networks"},
+		{[]string{"seed_latency"}, "studies comparison latency environment networks"},
+		{exampleRuns[:1], "studies comparison latency environment networks"},
+		{exampleRuns[1:], "studies services environment networks"},
 	} {
 		p := BuildPage(readInputs(t, c.runs...))
 		var got []string
@@ -87,10 +105,41 @@ func TestPageSelfContained(t *testing.T) {
 var figureRE = regexp.MustCompile(`<figure class="chart" id="(chart-\d+)"([^>]*)>`)
 var attrRE = regexp.MustCompile(`data-(points|drawn)="(\d+)"`)
 
-// TestPageInChromium renders the page of the stored runs in headless
+// TestStudyTables: each seed suite's page sets the studies' tables its
+// rows stand for beside it, and no other.
+func TestStudyTables(t *testing.T) {
+	for _, c := range []struct {
+		run  string
+		want string
+	}{
+		{"seed_latency", "000-4k-20 000-4k-60 000-350-20"},
+		{"startup_suite", "001-startup"},
+		{"alltoall", "001-alltoall"},
+		{"sizes_sweep", "001-bulk-1vm 001-osu-1vm"},
+		{"interference", "001-tcp-256 001-lat-16 001-bulk-1vm 001-osu-1vm 001-interference 002-overhead"},
+		{exampleRuns[0], "001-tcp-256 001-lat-16 001-bulk-1vm 001-osu-1vm 002-overhead"},
+		{exampleRuns[1], "003-short 003-long"},
+		{"parallel", ""},
+	} {
+		p := BuildPage(readInputs(t, c.run))
+		var got []string
+		for _, s := range p.Sections {
+			for _, sub := range s.Subs {
+				got = append(got, strings.TrimPrefix(sub.ID, "study-"))
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%s: study tables %v, want %s", c.run, got, c.want)
+		}
+	}
+}
+
+// TestPageInChromium renders the pages of the stored runs in headless
 // Chromium with networking off, and checks every chart was drawn (Chart.js
 // laid out data points and its canvas has ink), no script error, and the
-// screenshot is not blank.
+// screenshot is not blank: the six runs of pageRuns overlaid, the
+// experiments' and seed suites' runs overlaid (studies' tables,
+// interference, all-to-all, flows), and the README's two examples.
 func TestPageInChromium(t *testing.T) {
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
@@ -99,8 +148,22 @@ func TestPageInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: not starting a browser")
 	}
+	for _, c := range []struct {
+		name     string
+		runs     []string
+		sections []string // each must be on the page with a chart drawn
+	}{
+		{"stored", pageRuns, []string{"comparison", "sizes", "latency", "startup", "services"}},
+		{"experiments", experimentRuns, []string{"studies", "comparison", "sizes", "latency", "startup", "interference", "alltoall", "flows"}},
+		{"examples", exampleRuns, []string{"studies", "comparison", "services"}},
+	} {
+		t.Run(c.name, func(t *testing.T) { renderInChromium(t, bin, c.runs, c.sections) })
+	}
+}
+
+func renderInChromium(t *testing.T, bin string, runs, sections []string) {
 	dir := t.TempDir()
-	p := BuildPage(readInputs(t, pageRuns...))
+	p := BuildPage(readInputs(t, runs...))
 	var b bytes.Buffer
 	if err := p.Write(&b); err != nil {
 		t.Fatal(err)
@@ -149,7 +212,13 @@ func TestPageInChromium(t *testing.T) {
 		drawn[m[1]] = v
 	}
 	total := 0
-	for sec, ids := range p.ChartIDs() {
+	ids := p.ChartIDs()
+	for _, sec := range sections {
+		if len(ids[sec]) == 0 {
+			t.Errorf("section %s has no chart", sec)
+		}
+	}
+	for sec, ids := range ids {
 		for _, id := range ids {
 			total++
 			v, ok := drawn[id]
@@ -178,7 +247,7 @@ func TestPageInChromium(t *testing.T) {
 	if n := inked(img); n < 10000 {
 		t.Errorf("the screenshot is nearly blank: %d non-white pixels", n)
 	}
-	t.Logf("%d charts drawn in %d sections", total, len(p.Sections))
+	t.Logf("%d charts drawn in %d sections, %d bytes", total, len(p.Sections), b.Len())
 }
 
 // inked counts the pixels that are not white.

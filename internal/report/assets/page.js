@@ -52,7 +52,7 @@
       var byCat = {};
       s.points.forEach(function (p) { byCat[p.cat] = p; });
       datasets.push({
-        type: "bar", label: s.label + " 95% interval", stack: "s" + i, backgroundColor: color(i, 0.25),
+        type: "bar", label: s.label + " " + (s.band || "95% interval"), stack: "s" + i, backgroundColor: color(i, 0.25),
         borderColor: color(i, 0.6), borderWidth: 1, grouped: true,
         data: c.labels.map(function (l) {
           var p = byCat[l];
@@ -112,7 +112,30 @@
     };
   }
 
-  var kinds = { interval: intervalConfig, lines: linesConfig, stacked: stackedConfig };
+  // barsConfig: categories; one bar per series side by side.
+  function barsConfig(c) {
+    var datasets = c.series.map(function (s, i) {
+      return {
+        type: "bar", label: s.label, backgroundColor: color(i, 0.8), borderColor: color(i), borderWidth: 1,
+        data: c.labels.map(function (l) {
+          var p = s.points.find(function (p) { return p.cat === l; });
+          return p ? p.y : null;
+        })
+      };
+    });
+    if (c.ref !== undefined) {
+      datasets.push({
+        type: "line", label: c.ref_label, borderColor: "#000", borderDash: [6, 4], borderWidth: 1.5,
+        pointRadius: 0, data: c.labels.map(function () { return c.ref; })
+      });
+    }
+    return {
+      data: { labels: c.labels, datasets: datasets },
+      options: { scales: { x: { type: "category" }, y: axis(c.ylabel, c.ylog, { beginAtZero: !c.ylog }) } }
+    };
+  }
+
+  var kinds = { interval: intervalConfig, lines: linesConfig, stacked: stackedConfig, bars: barsConfig };
 
   // inked counts the canvas pixels that are not blank.
   function inked(canvas) {
