@@ -197,7 +197,10 @@ func TestRecommendArgs(t *testing.T) {
 		{[]string{file, "--profile", "latency", "--constraint", "cheap"}, `unknown constraint "cheap"; use no-l2-adjacency`},
 		{[]string{file, "--profile", "latency", "--constraint", "cloud-route-limit"}, "want cloud-route-limit=N"},
 		{[]string{"missing.json", "--profile", "latency"}, "missing.json: no such file"},
-		{[]string{"--profile", "latency"}, "name a results file"},
+		// without a file it measures, but refuses a plan above --max-time
+		// before anything is built
+		{[]string{"--profile", "latency", "--max-time", "1s"}, "above --max-time 1s"},
+		{[]string{file, "--profile", "latency", "--networks", "host"}, "--networks is for measuring"},
 	} {
 		_, err := stdout(t, func() error { return cmdRecommend(c.args) })
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -207,6 +210,20 @@ func TestRecommendArgs(t *testing.T) {
 	out, err := stdout(t, func() error { return cmdRecommend([]string{file, "--profile", "latency"}) })
 	if err != nil || !strings.Contains(out, "1. host") {
 		t.Errorf("recommend: %v\n%s", err, out)
+	}
+	// without a file: what it would measure for the profile, the
+	// constraints' removals said, and the estimate
+	out, err = stdout(t, func() error {
+		return cmdRecommend([]string{"--profile", "mixed", "--constraint", "no-l2-adjacency", "--dry-run"})
+	})
+	for _, want := range []string{"tcp_rr: latency_us.p99 of long-connection cells", "tcp_stream: throughput_bps", "tcp_crr: transactions_per_s of short-connection cells",
+		"removed by the constraints, not measured: host-gw: needs the hosts on one L2 segment", "3 rounds of 2s cells, estimated"} {
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("recommend --dry-run: %v, want %q in\n%s", err, want, out)
+		}
+	}
+	if strings.Contains(out, "host-gw cross-host") {
+		t.Errorf("recommend --dry-run measures host-gw, which the constraint removes:\n%s", out)
 	}
 	out, err = stdout(t, func() error { return cmdRecommend([]string{"--rules"}) })
 	if err != nil || !strings.Contains(out, "latency_us.p99") || !strings.Contains(out, "no-l2-adjacency") {

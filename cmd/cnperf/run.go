@@ -307,12 +307,26 @@ func cmdRun(args []string) error {
 	if err != nil {
 		return err
 	}
+	_, _, err = execute(setup, 0)
+	return err
+}
+
+// errTimeLimit ends a run that reached the limit execute was given: what
+// was measured is written, the lab torn down.
+var errTimeLimit = errors.New("time limit reached")
+
+// execute runs a checked setup, as `cnperf run` does: it builds, measures,
+// writes the run file after every cell, prints the table and the --html
+// and --csv outputs, and tears down. With limit above 0 the run stops
+// after that long (errTimeLimit, the run file written with what was
+// measured). It returns the run and its file.
+func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) {
 	plan := setup.plan
 	if !setup.quiet {
 		plan.Log = os.Stderr
 	}
 	if err := preflight(); err != nil {
-		return err
+		return nil, "", err
 	}
 	if setup.networks != "" {
 		check := func(n string) error {
@@ -337,28 +351,33 @@ func cmdRun(args []string) error {
 			buildable++
 		}
 		if buildable == 0 {
-			return firstErr
+			return nil, "", firstErr
 		}
 	}
 	// before the results folder is made: a bad value leaves nothing
 	release, held, err := holdCPULatency(setup.cpuLatency, plan.Log)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	defer release()
 	path, err := resultsPath(setup.out)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	plan.Out = path
 	if setup.html != "" {
 		if err := checkOutFile("--html", setup.html); err != nil {
-			return err
+			return nil, "", err
 		}
 	}
 
 	ctx, stop := interruptible()
 	defer stop()
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
 	run := &result.Run{
 		Schema: result.Schema, Version: version, StartedAt: time.Now().UTC(),
 		Command: os.Args, Environment: result.CaptureHost(),
@@ -370,19 +389,22 @@ func cmdRun(args []string) error {
 	if len(run.Results) > 0 || execErr == nil {
 		run.Incomplete = execErr != nil
 		if err := run.WriteAtomic(path); err != nil {
-			return err
+			return nil, "", err
 		}
 		fmt.Println()
 		report.Table(os.Stdout, run) // ends with the run's warnings
 		fmt.Printf("\nresults: %s\n", path)
 		if err := writeOutputs(setup.html, setup.csv, []report.Input{report.NewInput(path, run)}); err != nil {
-			return err
+			return nil, "", err
 		}
 	}
-	if errors.Is(execErr, context.Canceled) {
-		return fmt.Errorf("interrupted; the lab was torn down%s", partial(len(run.Results), path))
+	switch {
+	case limit > 0 && ctx.Err() == context.DeadlineExceeded:
+		return run, path, errTimeLimit
+	case errors.Is(execErr, context.Canceled) || errors.Is(execErr, context.DeadlineExceeded):
+		return run, path, fmt.Errorf("interrupted; the lab was torn down%s", partial(len(run.Results), path))
 	}
-	return execErr
+	return run, path, execErr
 }
 
 // resultsPath checks where the results go before anything is built: the
