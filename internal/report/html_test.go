@@ -264,3 +264,56 @@ func inked(img image.Image) int {
 	}
 	return n
 }
+
+// TestOldFilesRender: run files written before rounds and summaries (no
+// intervals: cnperf/run/v1 as the first runs wrote it) still make a page:
+// every such stored file has charts, and a one-round file's comparison
+// has medians without intervals rather than made-up ones.
+func TestOldFilesRender(t *testing.T) {
+	old := 0
+	paths, _ := filepath.Glob("testdata/*.json")
+	for _, path := range paths {
+		run, err := result.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(run.Summaries) > 0 || run.Rounds > 0 {
+			continue
+		}
+		old++
+		p := BuildPage([]Input{NewInput(path, run)})
+		var b bytes.Buffer
+		if err := p.Write(&b); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+		n := 0
+		for _, ids := range p.ChartIDs() {
+			n += len(ids)
+		}
+		if n == 0 {
+			t.Errorf("%s: no chart", path)
+		}
+	}
+	if old < 5 {
+		t.Errorf("%d stored files without rounds or summaries, want the old ones (rr_stream_repeat, startup, services, load_*)", old)
+	}
+	// one result per cell, no rounds: medians, no interval
+	run, err := result.Read("testdata/reference.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range BuildPage([]Input{{Name: "reference", Run: run}}).Sections {
+		if s.ID != "comparison" {
+			continue
+		}
+		for _, c := range s.Charts {
+			for _, se := range c.Series {
+				for _, pt := range se.Points {
+					if pt.Lo != nil {
+						t.Errorf("%s: %s has an interval from one sample", c.Title, se.Label)
+					}
+				}
+			}
+		}
+	}
+}
