@@ -205,6 +205,8 @@ func seedFigure(wl, metric string, better result.Better) result.Figure {
 		f = result.FigThroughput
 	case metric == result.KeyTransactions:
 		f = result.FigTransactions
+	case metric == result.ExtraKey(result.ExtraDropPct):
+		f.Label, f.Unit, f.Kind = "drop", "%", "" // already a percentage
 	}
 	return f
 }
@@ -326,12 +328,11 @@ func counterpart(c *seedCell, refRow SeedRow, refs []*seedCell) *seedCell {
 // reference (ratio forms), a difference (Difference), or the value (Rank),
 // with its interval when the rounds give one.
 type seedMeasure struct {
-	cell     *seedCell
-	v        float64
-	lo, hi   float64
-	hasCI    bool
-	rounds   int
-	absolute float64 // the cell's median, in the figure's unit
+	cell   *seedCell
+	v      float64
+	lo, hi float64
+	hasCI  bool
+	rounds int
 }
 
 // tested says m has an interval, or is the reference's exact 1.
@@ -372,19 +373,13 @@ func pairByRound(a, b *seedCell) (x, y []float64, ok bool) {
 }
 
 func (t SeedTable) measure(c *seedCell, ref *seedCell, col SeedColumn) (seedMeasure, bool) {
-	m := seedMeasure{cell: c, absolute: c.fig.Display(stats.Median(c.values()))}
+	m := seedMeasure{cell: c}
 	switch {
 	case col.IsRatio || t.Form == Rank:
-		vs := c.values()
+		vs := c.values() // raw: format displays them in the figure's unit
 		m.v, m.rounds = stats.Median(vs), len(vs)
-		if t.Form == Rank {
-			m.v = c.fig.Display(m.v)
-		}
 		if lo, hi, method := stats.Interval(vs, 0.95); method != stats.MethodNone {
 			m.lo, m.hi, m.hasCI = lo, hi, true
-			if t.Form == Rank {
-				m.lo, m.hi = c.fig.Display(lo), c.fig.Display(hi)
-			}
 		}
 		return m, len(vs) > 0
 	case ref == nil:
@@ -529,14 +524,10 @@ func whyMissing(run *result.Run, t SeedTable, row SeedRow) string {
 			return "not measured here: " + s.Reason
 		}
 	}
-	what := strings.Join(row.Networks, ", ")
 	if row.LB != "" {
-		what = "lb " + row.LB
+		return "not in this run (cnperf run --lb " + row.LB + " measures it)"
 	}
-	if t.Suite != "" {
-		return "not in this run (" + what + "; cnperf run --suite " + t.Suite + " has it where this machine can build it)"
-	}
-	return "not in this run (" + what + ")"
+	return "not in this run (cnperf run --networks " + strings.Join(row.Networks, ",") + " measures it)"
 }
 
 // order checks, for every pair of rows the study orders, whether cnperf's

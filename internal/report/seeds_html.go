@@ -89,7 +89,7 @@ func seedPart(in Input, overlay bool, sr SeedResult) section {
 					cell += " (" + m.cell.key.Step + ")"
 				}
 				cell = m.cell.key.Workload + ": " + cell
-				median := format(m.cell.fig, m.cell.fig.Display(stats.Median(m.cell.values()))) + " " + m.cell.fig.Unit
+				median := strings.TrimSpace(format(m.cell.fig, stats.Median(m.cell.values())) + " " + m.cell.fig.Unit)
 				rounds := strconv.Itoa(m.rounds)
 				switch {
 				case t.ratioForm():
