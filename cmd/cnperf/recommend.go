@@ -121,13 +121,13 @@ func candidates() []string {
 // parser: the workloads the profile's rules need, the user's networks or
 // the default suite's (a services profile: the service study's network
 // and every load balancer this kernel has).
-func (mp measurePlan) runArgs() (args []string, need recommend.Need, err error) {
+func (mp measurePlan) runArgs() (args []string, need recommend.Need, notes []string, err error) {
 	need, err = recommend.NeedOf(mp.profile, candidates())
 	if err != nil {
-		return nil, need, err
+		return nil, need, nil, err
 	}
 	if len(need.Workloads) == 0 {
-		return nil, need, fmt.Errorf("no workload of this cnperf measures what profile %s reads (%s)", mp.profile, strings.Join(need.Uncovered, "; "))
+		return nil, need, nil, fmt.Errorf("no workload of this cnperf measures what profile %s reads (%s)", mp.profile, strings.Join(need.Uncovered, "; "))
 	}
 	args = []string{"--workloads", strings.Join(need.Workloads, ","), "--duration", mp.duration.String(), "--repeat", strconv.Itoa(mp.repeat)}
 	if mp.networks != "" {
@@ -137,8 +137,12 @@ func (mp measurePlan) runArgs() (args []string, need recommend.Need, err error) 
 		lbs := []string{svc.None}
 		for _, n := range svc.Names() {
 			lb, err := svc.New(n)
-			if err != nil || svc.Check(lb) != nil {
-				continue // this kernel cannot: not measured
+			if err == nil {
+				err = svc.Check(lb)
+			}
+			if err != nil {
+				notes = append(notes, "not measured: lb "+n+": "+err.Error())
+				continue
 			}
 			lbs = append(lbs, n)
 		}
@@ -150,7 +154,7 @@ func (mp measurePlan) runArgs() (args []string, need recommend.Need, err error) 
 	if mp.quiet {
 		args = append(args, "--quiet")
 	}
-	return args, need, nil
+	return args, need, notes, nil
 }
 
 // withoutExcluded drops the cases of networks the constraints remove
@@ -182,7 +186,7 @@ func (mp measurePlan) prepare() (*runSetup, recommend.Need, []string, time.Durat
 	if mp.repeat < 1 || mp.duration <= 0 || mp.maxTime <= 0 || mp.services < 1 {
 		return nil, recommend.Need{}, nil, 0, fmt.Errorf("--repeat, --duration, --max-time and --services must be above 0; use e.g. --repeat 3 --duration 2s")
 	}
-	args, need, err := mp.runArgs()
+	args, need, notes, err := mp.runArgs()
 	if err != nil {
 		return nil, need, nil, 0, err
 	}
@@ -192,6 +196,7 @@ func (mp measurePlan) prepare() (*runSetup, recommend.Need, []string, time.Durat
 	}
 	var removed []string
 	setup.plan.Cases, removed = withoutExcluded(setup.plan.Cases, mp.cons)
+	removed = append(removed, notes...)
 	candidates := 0
 	for _, c := range setup.plan.Cases {
 		if c.Network != result.BaselineNetwork {
@@ -245,6 +250,10 @@ func (mp measurePlan) describe(setup *runSetup, need recommend.Need, removed []s
 	}
 	fmt.Printf("  networks: %s\n", strings.Join(cells, ", "))
 	for _, r := range removed {
+		if strings.HasPrefix(r, "not measured: ") {
+			fmt.Printf("  %s\n", r)
+			continue
+		}
 		fmt.Printf("  removed by the constraints, not measured: %s\n", r)
 	}
 	fmt.Printf("  %d rounds of %s cells, estimated %s (--max-time %s)\n\n", setup.plan.Repeat, mp.duration, est.Round(time.Second), mp.maxTime)
