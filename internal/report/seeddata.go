@@ -213,7 +213,8 @@ var SeedTables = []SeedTable{
 	},
 	{
 		ID: "002-overhead", Source: seed002,
-		Cite:  `table "待测机器 / 平均阻塞时间 / Docker本身消耗" (mean blocking time and the network's own cost, ms)`,
+		// the table headed 待测机器 / 平均阻塞时间 / Docker本身消耗
+		Cite:  "the table of mean blocking time and each setup's own cost (ms), after the test method",
 		Title: "Cost of a network as a difference: its latency minus the plain VM's on the same load",
 		Suite: "default", Form: Difference, Unit: "ms", Reference: "public cloud VM (reference)",
 		Workloads: []string{"tcp_rr"}, Placement: "cross-host",
@@ -229,13 +230,14 @@ var SeedTables = []SeedTable{
 	},
 	{
 		ID: "003-short", Source: seed003,
-		Cite:  `"性能比较" (performance comparison), short connections: Cilium's ClusterIP QPS above iptables and IPVS, in shared-NIC and global-route modes (wrk)`,
+		// section 性能比较
+		Cite:  `section "performance comparison", short connections: Cilium's ClusterIP QPS above iptables and IPVS, in shared-NIC and global-route modes (wrk)`,
 		Title: "ClusterIP with short connections: requests/s of each load balancer against Cilium eBPF",
 		Suite: "clusterip", Form: RefGainPct, Unit: "%", Reference: "Cilium eBPF",
 		Workloads: []string{"tcp_crr", "http_qps"}, Placement: "cross-host", Conn: "short", Services: 1,
 		Columns: []SeedColumn{
-			{Label: "eBPF's gain, shared-NIC mode", Metric: result.KeyTransactions},
-			{Label: "eBPF's gain, global-route mode", Metric: result.KeyTransactions},
+			{Label: "shared-NIC mode", Metric: result.KeyTransactions},
+			{Label: "global-route mode", Metric: result.KeyTransactions},
 		},
 		Rows: []SeedRow{
 			{Name: "iptables", Networks: []string{"host-gw"}, LB: "iptables", Values: []float64{48, 62}},
@@ -246,13 +248,14 @@ var SeedTables = []SeedTable{
 	},
 	{
 		ID: "003-long", Source: seed003,
-		Cite:  `"性能比较" (performance comparison), long connections: Cilium's ClusterIP QPS above iptables and IPVS, in shared-NIC and global-route modes (wrk)`,
+		// section 性能比较
+		Cite:  `section "performance comparison", long connections: Cilium's ClusterIP QPS above iptables and IPVS, in shared-NIC and global-route modes (wrk)`,
 		Title: "ClusterIP with long connections: requests/s of each load balancer against Cilium eBPF",
 		Suite: "clusterip", Form: RefGainPct, Unit: "%", Reference: "Cilium eBPF",
 		Workloads: []string{"tcp_rr", "http_qps"}, Placement: "cross-host", Conn: "long", Services: 1,
 		Columns: []SeedColumn{
-			{Label: "eBPF's gain, shared-NIC mode", Metric: result.KeyTransactions},
-			{Label: "eBPF's gain, global-route mode", Metric: result.KeyTransactions},
+			{Label: "shared-NIC mode", Metric: result.KeyTransactions},
+			{Label: "global-route mode", Metric: result.KeyTransactions},
 		},
 		Rows: []SeedRow{
 			{Name: "iptables", Networks: []string{"host-gw"}, LB: "iptables", Values: []float64{33, 49}},
@@ -262,7 +265,8 @@ var SeedTables = []SeedTable{
 	},
 	{
 		ID: "003-many", Source: seed003,
-		Cite:  `"性能比较" (performance comparison): "IPVS's advantage is in scenarios with many services"`,
+		// section 性能比较
+		Cite:  `section "performance comparison": "IPVS's advantage is in scenarios with many services"`,
 		Title: "ClusterIP with many services: IPVS ahead of iptables (1 = higher requests/s)",
 		Suite: "clusterip", Form: Rank,
 		Workloads: []string{"tcp_crr", "tcp_rr", "http_qps"}, Placement: "cross-host", Services: MostServices,

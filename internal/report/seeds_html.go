@@ -112,16 +112,7 @@ func seedPart(in Input, overlay bool, sr SeedResult) section {
 					tab.Rows = append(tab.Rows, []string{name, fig, pub, cell, v, ranks[m.cell], rounds})
 				}
 				if t.ratioForm() && rr.Row.Name != ref {
-					cat := cellLabel(m.cell.key)
-					if len(t.Columns) > 1 {
-						cat += " · " + cr.Column.Label
-					}
-					if len(t.Workloads) > 1 && t.Columns[0].Workload == "" {
-						cat = m.cell.key.Workload + " " + cat
-					}
-					if len(rr.Row.Networks) > 1 || (rr.Row.LB == "" && rr.Row.Name != m.cell.key.Network) {
-						cat = rr.Row.Name + ": " + cat
-					}
+					cat := chartCategory(t, rr.Row, cr.Column, m.cell.key)
 					s := rr.Study
 					switch {
 					case !s.isRange():
@@ -167,6 +158,33 @@ func seedPart(in Input, overlay bool, sr SeedResult) section {
 		p.Notes = append(p.Notes, "Study rows without a cnperf cell here: "+strings.Join(sr.Missing, "; ")+".")
 	}
 	return p
+}
+
+// chartCategory names a cell on a study chart, short: the network (or
+// the load balancer), then what tells it apart from the table's other
+// cells: the study row it stands in for, its workload, placement and
+// step, the column.
+func chartCategory(t SeedTable, row SeedRow, col SeedColumn, k result.CellKey) string {
+	s := k.Network
+	if row.LB != "" {
+		s = "lb=" + k.LB
+	}
+	if len(row.Networks) > 1 {
+		s = row.Name + ": " + s
+	}
+	if len(t.Workloads) > 1 {
+		s = k.Workload + " " + s
+	}
+	if t.Placement == "" && row.Placement == "" {
+		s += " " + k.Placement
+	}
+	if row.Step != nil {
+		s += " " + k.Step
+	}
+	if len(t.Columns) > 1 {
+		s += " · " + col.Label
+	}
+	return s
 }
 
 // overallVerdict is a table's verdict over its figures: the worst of them
