@@ -115,7 +115,7 @@ func TestStudyTables(t *testing.T) {
 		{"seed_latency", "000-4k-20 000-4k-60 000-350-20"},
 		{"startup_suite", "001-startup"},
 		{"alltoall", "001-alltoall"},
-		{"sizes_sweep", "001-bulk-1vm 001-osu-1vm"},
+		{"sizes_sweep", "001-tcp-256 001-udp-256 001-bulk-1vm 001-osu-1vm"},
 		{"interference", "001-tcp-256 001-lat-16 001-bulk-1vm 001-osu-1vm 001-interference 002-overhead"},
 		{exampleRuns[0], "001-tcp-256 001-lat-16 001-bulk-1vm 001-osu-1vm 002-overhead"},
 		{exampleRuns[1], "003-short 003-long"},
