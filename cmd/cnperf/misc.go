@@ -15,6 +15,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend/docker"
+	"github.com/cnperf/cnperf/internal/backend/dockerlab"
 	"github.com/cnperf/cnperf/internal/experiment/neighbours"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -233,16 +234,16 @@ func cmdClean(args []string) error {
 	fs := newFlags("clean")
 	force := fs.Bool("force", false, "also remove the labs of runs that are still going")
 	id := fs.String("id", "", "only this run's leftovers (the id in its namespace names, cnperf-ID-...)")
-	be := fs.String("backend", "lab", "lab (namespaces, processes, state folders) or docker (containers and networks labelled cnperf.run on the engine at DOCKER_HOST, and agent images of other cnperf binaries)")
+	be := fs.String("backend", "lab", "lab (namespaces, processes, cgroups, state folders; also docker-lab's engines, which live in them) or docker (containers and networks labelled cnperf.run on the engine at DOCKER_HOST, and agent images of other cnperf binaries)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	switch *be {
-	case "lab":
+	case "lab", dockerlab.Name: // docker-lab's engines live in a lab: its cgroups, namespaces, folder
 	case docker.Name:
 		return cleanDocker(*id, *force)
 	default:
-		return fmt.Errorf("clean --backend %q: use lab or docker", *be)
+		return fmt.Errorf("clean --backend %q: use lab, docker or docker-lab", *be)
 	}
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("needs root to delete network namespaces; run it as root")

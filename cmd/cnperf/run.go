@@ -147,7 +147,7 @@ type runSetup struct {
 // and writes nothing.
 func parseRun(args []string) (*runSetup, error) {
 	fs := newFlags("run")
-	backendName := fs.String("backend", "lab", "where the pods run: lab (network namespaces cnperf builds) or docker (containers on the Docker engine at DOCKER_HOST, default socket)")
+	backendName := fs.String("backend", "lab", "where the pods run: lab (network namespaces cnperf builds), docker (containers on the Docker engine at DOCKER_HOST, default socket), docker-lab (a Docker engine per lab host, started by cnperf, a swarm overlay between them); several side by side: lab,docker-lab")
 	suiteName := fs.String("suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
 	networks := fs.String("networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
 	workloads := fs.String("workloads", "", "comma-separated workloads (default: the suite's; see cnperf workloads)")

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/agent"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 )
 
@@ -225,4 +226,16 @@ type PodStarter interface {
 	StartPod(ctx context.Context, near, peer, name string) (StartupSample, error)
 	// SetupPhases are node-level phases the network went through once.
 	SetupPhases() map[string]time.Duration
+}
+
+// Optioner is a backend that takes options of its own for a network,
+// given like a network mode's (`--mode-opt key=value`): docker-lab's
+// userland-proxy for nat and encrypt for its overlay. The runner checks
+// them before anything is built.
+type Optioner interface {
+	// Options are the keys the backend takes for network.
+	Options(network string) []option.Spec
+	// CheckOptions says whether this machine can build network with the
+	// options set (a kernel feature one needs), naming what is missing.
+	CheckOptions(network string, set map[string]string) error
 }

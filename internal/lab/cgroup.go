@@ -136,3 +136,13 @@ func leftoverCgroupIDs() []string {
 	}
 	return ids
 }
+
+// CgroupRoots lists the mount points of this machine's cgroup hierarchies
+// (each v1 controller's, or the v2 root), for a caller that puts processes
+// under RunCgroup itself (the docker-lab engines).
+func CgroupRoots() []string { return cgroupRoots() }
+
+// RemoveRunCgroup kills every process under run id's cgroups, RunCgroup(id)
+// in every hierarchy, and removes them, deepest first: what a teardown does
+// before deleting the namespaces those processes may hold.
+func RemoveRunCgroup(id string) error { return removeRunCgroups(id) }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/runner"
 )
 
@@ -12,7 +13,7 @@ func TestCheckBackend(t *testing.T) {
 	for _, tc := range []struct {
 		name, errHas string
 	}{
-		{"", ""}, {"lab", ""}, {"docker", ""}, {"lab,docker", ""},
+		{"", ""}, {"lab", ""}, {"docker", ""}, {"lab,docker", ""}, {"docker-lab", ""}, {"lab,docker-lab", ""},
 		{"k8s", `unknown backend "k8s"`}, {"lab,lab", "twice"}, {"lab,", `unknown backend ""`},
 	} {
 		err := runner.CheckBackend(tc.name)
@@ -45,4 +46,41 @@ func TestSideBySidePlacements(t *testing.T) {
 			t.Errorf("Allows(%s, %s) = %v %q, want %v (naming each backend's reason)", tc.network, tc.pl, ok, why, tc.ok)
 		}
 	}
+}
+
+// TestBackendOptions: docker-lab's own options are taken where a selected
+// network runs on docker-lab, and refused, naming where they belong,
+// where none does.
+func TestBackendOptions(t *testing.T) {
+	for _, tc := range []struct {
+		backend, network, opt, errHas string
+	}{
+		{"lab,docker-lab", "nat", "userland-proxy=false", ""},
+		{"docker-lab", "nat", "userland-proxy=false", ""},
+		{"docker-lab", "nat", "userland-proxy=maybe", "want true or false"},
+		{"lab", "nat", "userland-proxy=false", "it is an option of docker-lab:nat"},
+		{"docker-lab", "host", "userland-proxy=false", "it is an option of docker-lab:nat"},
+		{"lab,docker-lab", "docker-overlay", "encrypt=false", ""},
+		{"lab,docker-lab", "docker-overlay", "controlplane=off", ""}, // the lab replica's own
+		{"lab,docker-lab", "docker-overlay", "encrypt=true", encryptErr()},
+	} {
+		p := runner.Plan{BackendName: tc.backend, Workloads: []string{"tcp_rr"},
+			Cases: []runner.Case{{Network: tc.network, Placement: backend.CrossHost}}}
+		k, v, _ := strings.Cut(tc.opt, "=")
+		p.Lab.ModeOptions = map[string]string{k: v}
+		err := p.Validate()
+		if (tc.errHas == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.errHas)) {
+			t.Errorf("%s %s --mode-opt %s: %v, want %q", tc.backend, tc.network, tc.opt, err, tc.errHas)
+		}
+	}
+}
+
+// encryptErr is what encrypt=true on docker-lab's overlay gives on this
+// machine: nothing where the kernel has IPsec ESP, else the one line that
+// names the missing option.
+func encryptErr() string {
+	if netmode.RunningKernel().Has("CONFIG_INET_ESP") && netmode.RunningKernel().Has("CONFIG_CRYPTO_GCM") {
+		return ""
+	}
+	return "needs IPsec in the kernel; this kernel lacks CONFIG_"
 }

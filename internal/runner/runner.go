@@ -19,6 +19,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/docker"
+	"github.com/cnperf/cnperf/internal/backend/dockerlab"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	_ "github.com/cnperf/cnperf/internal/experiment/all" // the experiments
@@ -95,6 +96,13 @@ var backends = map[string]func(p *Plan, logf func(string, ...any)) backend.Backe
 			bin = p.Agent[0]
 		}
 		return docker.New("", bin, p.Lab.ID, p.Lab.MTU, logf)
+	},
+	dockerlab.Name: func(p *Plan, logf func(string, ...any)) backend.Backend {
+		bin := ""
+		if len(p.Agent) > 0 {
+			bin = p.Agent[0]
+		}
+		return dockerlab.New(p.Lab, bin, logf)
 	},
 }
 
@@ -280,7 +288,7 @@ func (p *Plan) Validate() error {
 	if err := workload.ValidateExtra(p.Workloads, p.Params.Extra); err != nil {
 		return err
 	}
-	if err := validateModeOptions(p.Cases, p.Lab.ModeOptions); err != nil {
+	if err := validateModeOptions(p.Cases, p.Lab.ModeOptions, be); err != nil {
 		return err
 	}
 	shares, err := experiment.Split(ep)
@@ -363,15 +371,35 @@ func Execute(ctx context.Context, p Plan, run *result.Run) error {
 }
 
 // validateModeOptions checks --mode-opt against the networks selected: a
-// key no selected network takes, or a value malformed for one that takes
-// it, is an error naming the networks that do; each network is then built
-// with the keys it declares only.
-func validateModeOptions(cases []Case, opts map[string]string) error {
+// key no selected network takes (as a network mode, or as a backend that
+// runs it takes for it: docker-lab's userland-proxy), or a value malformed
+// for one that takes it, is an error naming the networks that do; each
+// network is then built with the keys it declares only. A backend's
+// options are also checked against this machine (a kernel feature one
+// needs): bad input, refused before anything is built.
+func validateModeOptions(cases []Case, opts map[string]string, bes []backend.Backend) error {
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	// the option specs a network takes, from its mode and from every
+	// backend that runs it
+	specsOf := func(c Case) ([]option.Spec, error) {
+		m, err := netmode.Get(c.Network)
+		if err != nil {
+			return nil, err
+		}
+		specs := netmode.OptionsOf(m)
+		for _, b := range bes {
+			if o, ok := b.(backend.Optioner); ok {
+				if allowed, _ := b.Allows(c.Network, c.Placement); allowed {
+					specs = append(specs[:len(specs):len(specs)], o.Options(c.Network)...)
+				}
+			}
+		}
+		return specs, nil
+	}
 	for _, k := range keys {
 		var takers []string
 		seen := map[string]bool{}
@@ -380,11 +408,11 @@ func validateModeOptions(cases []Case, opts map[string]string) error {
 				continue
 			}
 			seen[c.Network] = true
-			m, err := netmode.Get(c.Network)
+			specs, err := specsOf(c)
 			if err != nil {
 				return err
 			}
-			s, ok := option.Find(netmode.OptionsOf(m), k)
+			s, ok := option.Find(specs, k)
 			if !ok {
 				continue
 			}
@@ -401,13 +429,45 @@ func validateModeOptions(cases []Case, opts map[string]string) error {
 					all = append(all, n)
 				}
 			}
+			all = append(all, backendsTaking(k)...)
 			if len(all) == 0 {
 				return fmt.Errorf("--mode-opt %q: no network takes %q; `cnperf networks -v` lists each network's options", k+"="+opts[k], k)
 			}
 			return fmt.Errorf("--mode-opt %q: none of the selected networks takes %q (it is an option of %s); select one of them or drop it", k+"="+opts[k], k, strings.Join(all, ", "))
 		}
 	}
+	for _, c := range cases {
+		for _, b := range bes {
+			o, ok := b.(backend.Optioner)
+			if !ok {
+				continue
+			}
+			if allowed, _ := b.Allows(c.Network, c.Placement); allowed {
+				if err := o.CheckOptions(c.Network, opts); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	return nil
+}
+
+// backendsTaking lists, as backend:network, where a backend takes option
+// key for a network of its own (docker-lab:nat for userland-proxy).
+func backendsTaking(key string) []string {
+	var out []string
+	for _, name := range Backends() {
+		o, ok := backends[name](&Plan{}, nil).(backend.Optioner)
+		if !ok {
+			continue
+		}
+		for _, n := range netmode.Names() {
+			if _, ok := option.Find(o.Options(n), key); ok {
+				out = append(out, name+":"+n)
+			}
+		}
+	}
+	return out
 }
 
 // checkExperimentFlags refuses an experiment's flag that no selected

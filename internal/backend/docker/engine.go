@@ -226,7 +226,10 @@ type Info struct {
 	BridgeNfIP6tables bool `json:"BridgeNfIp6tables"`
 	SecurityOptions   []string
 	Swarm             struct {
-		LocalNodeState string
+		LocalNodeState   string
+		NodeID           string
+		ControlAvailable bool
+		Error            string
 	}
 }
 
@@ -321,6 +324,7 @@ type HostConfig struct {
 	PortBindings map[string][]PortBinding `json:"PortBindings,omitempty"`
 	CpusetCpus   string                   `json:"CpusetCpus,omitempty"`
 	Init         *bool                    `json:"Init,omitempty"`
+	Sysctls      map[string]string        `json:"Sysctls,omitempty"`
 }
 
 // ContainerConfig is POST /containers/create's body.
@@ -445,6 +449,9 @@ type NetworkConfig struct {
 	CheckDuplicate bool              `json:"CheckDuplicate"`
 	Labels         map[string]string `json:"Labels,omitempty"`
 	Options        map[string]string `json:"Options,omitempty"`
+	// Attachable: plain containers (docker run --network) may join a
+	// swarm-scoped overlay network, not only services' tasks.
+	Attachable bool `json:"Attachable,omitempty"`
 }
 
 // CreateNetwork creates a network and returns its id.
@@ -492,6 +499,47 @@ func (e *Engine) RemoveNetwork(ctx context.Context, id string) error {
 		return nil
 	}
 	return err
+}
+
+// SwarmInitRequest is POST /swarm/init's body.
+type SwarmInitRequest struct {
+	ListenAddr      string   `json:"ListenAddr"`
+	AdvertiseAddr   string   `json:"AdvertiseAddr,omitempty"`
+	DataPathAddr    string   `json:"DataPathAddr,omitempty"`
+	DefaultAddrPool []string `json:"DefaultAddrPool,omitempty"`
+	SubnetSize      uint32   `json:"SubnetSize,omitempty"`
+}
+
+// SwarmInit makes the engine the first manager of a new swarm and returns
+// its node id.
+func (e *Engine) SwarmInit(ctx context.Context, r SwarmInitRequest) (string, error) {
+	var id string
+	err := e.do(ctx, http.MethodPost, "/swarm/init", nil, r, &id)
+	return id, err
+}
+
+// SwarmJoinRequest is POST /swarm/join's body.
+type SwarmJoinRequest struct {
+	ListenAddr    string   `json:"ListenAddr"`
+	AdvertiseAddr string   `json:"AdvertiseAddr,omitempty"`
+	DataPathAddr  string   `json:"DataPathAddr,omitempty"`
+	RemoteAddrs   []string `json:"RemoteAddrs"`
+	JoinToken     string   `json:"JoinToken"`
+}
+
+// SwarmJoin joins the engine to a swarm.
+func (e *Engine) SwarmJoin(ctx context.Context, r SwarmJoinRequest) error {
+	return e.do(ctx, http.MethodPost, "/swarm/join", nil, r, nil)
+}
+
+// SwarmWorkerToken is the token a worker joins the engine's swarm with
+// (the engine must be a manager).
+func (e *Engine) SwarmWorkerToken(ctx context.Context) (string, error) {
+	var v struct {
+		JoinTokens struct{ Worker string }
+	}
+	err := e.do(ctx, http.MethodGet, "/swarm", nil, nil, &v)
+	return v.JoinTokens.Worker, err
 }
 
 // waitTimeout bounds an engine call made during teardown.
