@@ -325,6 +325,7 @@ type HostConfig struct {
 	CpusetCpus   string                   `json:"CpusetCpus,omitempty"`
 	Init         *bool                    `json:"Init,omitempty"`
 	Sysctls      map[string]string        `json:"Sysctls,omitempty"`
+	SecurityOpt  []string                 `json:"SecurityOpt,omitempty"`
 }
 
 // ContainerConfig is POST /containers/create's body.

@@ -94,9 +94,12 @@ func (c *cluster) cgroupOf(host int) string {
 	return filepath.Join(lab.RunCgroup(c.lab.ID), "e"+strconv.Itoa(host))
 }
 
-// containerCgroup is the parent of host's containers' cgroups.
-func (c *cluster) containerCgroup(host int) string {
-	return "/" + filepath.Join(lab.RunCgroup(c.lab.ID), "h"+strconv.Itoa(host))
+// containerCgroup is the parent of every engine's containers' cgroups:
+// the run's cgroup itself, so that a container's CPU cgroup is as deep
+// as under a stock engine (/docker/ID): every level the scheduler walks
+// at each wake-up costs (docs/validation.md measures it).
+func (c *cluster) containerCgroup() string {
+	return "/" + lab.RunCgroup(c.lab.ID)
 }
 
 // makeCgroup creates rel in every hierarchy; a v1 cpuset gets its
@@ -193,7 +196,7 @@ func (c *cluster) engineLocked(ctx context.Context, host int) (*engine, error) {
 		Cgroup:   c.cgroupOf(host),
 		Hides:    hs,
 		Dockerd: dockerdArgs{
-			Dir: dir, CgroupParent: c.containerCgroup(host),
+			Dir: dir, CgroupParent: c.containerCgroup(),
 			Bridge: fmt.Sprintf("172.17.%d.1/24", host), MTU: c.lab.Cfg.MTU,
 			UserlandProxy: c.b.userlandProxy(),
 		}.argv(),

@@ -104,6 +104,8 @@ var (
 		Help: "docker-lab: the engines' --userland-proxy (docker-proxy serves published ports; false: kernel NAT only)"}
 	optEncrypt = option.Spec{Name: "encrypt", Kind: option.Bool, Default: "false",
 		Help: "docker-lab: encrypt the overlay (docker network create --opt encrypted: IPsec ESP between hosts)"}
+	optSeccomp = option.Spec{Name: "seccomp", Kind: option.Enum, Values: []string{"default", "unconfined"}, Default: "default",
+		Help: "docker-lab: the agents' containers' seccomp profile (unconfined: docker run --security-opt seccomp=unconfined)"}
 )
 
 // ipsecNeeds are the kernel options Docker's encrypted overlay needs: ESP
@@ -220,13 +222,21 @@ func (b *Backend) Check(network string) error {
 
 // Options implements backend.Optioner.
 func (b *Backend) Options(network string) []option.Spec {
+	if _, ok := kinds[network]; !ok {
+		return nil
+	}
 	switch network {
 	case "nat":
-		return []option.Spec{optUserlandProxy}
+		return []option.Spec{optUserlandProxy, optSeccomp}
 	case "docker-overlay":
-		return []option.Spec{optEncrypt}
+		return []option.Spec{optEncrypt, optSeccomp}
 	}
-	return nil
+	return []option.Spec{optSeccomp}
+}
+
+// seccomp is the containers' seccomp profile: default or unconfined.
+func (b *Backend) seccomp() string {
+	return option.Get([]option.Spec{optSeccomp}, b.Lab.ModeOptions, optSeccomp.Name)
 }
 
 // CheckOptions implements backend.Optioner: encrypt=true needs IPsec in
@@ -483,6 +493,9 @@ func (d *Deployment) containerConfig(p *pod, name, mode string) docker.Container
 	for k, v := range d.labels {
 		cfg.Labels[k] = v
 	}
+	if d.b.seccomp() == "unconfined" {
+		cfg.HostConfig.SecurityOpt = []string{"seccomp=unconfined"}
+	}
 	if mode != "host" && mode != "none" {
 		// the lab's hosts and pods are tuned alike (labbackend.LabSysctls)
 		cfg.HostConfig.Sysctls = map[string]string{}
@@ -513,7 +526,11 @@ func (d *Deployment) start(ctx context.Context, p *pod) error {
 		}
 	}
 	name := "cnperf-" + d.run + "-" + d.id + "-" + p.Name
-	d.call(p.Host, "run -d --name %s --network %s%s -v %s:%s %s %s", name, cfg.HostConfig.NetworkMode, pub, d.dir, ctlMount, cfg.Image, strings.Join(cfg.Cmd, " "))
+	opts := pub
+	for _, o := range cfg.HostConfig.SecurityOpt {
+		opts += " --security-opt " + o
+	}
+	d.call(p.Host, "run -d --name %s --network %s%s -v %s:%s %s %s", name, cfg.HostConfig.NetworkMode, opts, d.dir, ctlMount, cfg.Image, strings.Join(cfg.Cmd, " "))
 	cid, err := p.en.e.CreateContainer(ctx, name, cfg)
 	if err != nil {
 		return fmt.Errorf("creating container %s on %s: %w", name, p.en.host.Name, err)
@@ -621,7 +638,8 @@ func (d *Deployment) Dial(ctx context.Context, from, to, proto string, port int)
 
 // Params implements backend.Deployment.
 func (d *Deployment) Params() map[string]any {
-	p := map[string]any{"docker_network": d.kind.summary, "underlay_mtu": d.c.lab.Cfg.MTU, "docker_engines": "one per lab host"}
+	p := map[string]any{"docker_network": d.kind.summary, "underlay_mtu": d.c.lab.Cfg.MTU, "docker_engines": "one per lab host",
+		"seccomp": d.b.seccomp()}
 	if d.kind.publish {
 		p["userland_proxy"] = d.b.userlandProxy()
 	}

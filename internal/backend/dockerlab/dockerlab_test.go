@@ -51,7 +51,7 @@ func TestScript(t *testing.T) {
 		Cgroups:  cgroupMounts(strings.NewReader(mountinfo)),
 		Cgroup:   "cnperf-ab12s0/e1",
 		Hides:    []hide{{Target: "/etc/docker", Source: dir + "/hide/etc-docker"}},
-		Dockerd:  dockerdArgs{Dir: dir, CgroupParent: "/cnperf-ab12s0/h1", Bridge: "172.17.1.1/24", MTU: 1500, UserlandProxy: false}.argv(),
+		Dockerd:  dockerdArgs{Dir: dir, CgroupParent: "/cnperf-ab12s0", Bridge: "172.17.1.1/24", MTU: 1500, UserlandProxy: false}.argv(),
 	}
 	steps := strings.Split(s.script(), "; ")
 	want := []string{
@@ -73,7 +73,7 @@ func TestScript(t *testing.T) {
 		"mount -n --bind /run/cnperf/ab12s0/e1/hide/etc-docker /etc/docker",
 		"exec dockerd --data-root /run/cnperf/ab12s0/e1/data --exec-root /run/cnperf/ab12s0/e1/exec" +
 			" -H unix:///run/cnperf/ab12s0/e1/docker.sock --pidfile /run/cnperf/ab12s0/e1/dockerd.pid" +
-			" --config-file /run/cnperf/ab12s0/e1/daemon.json --cgroup-parent /cnperf-ab12s0/h1" +
+			" --config-file /run/cnperf/ab12s0/e1/daemon.json --cgroup-parent /cnperf-ab12s0" +
 			" --exec-opt native.cgroupdriver=cgroupfs --bip 172.17.1.1/24 --mtu 1500 --userland-proxy=false" +
 			" --iptables=true --ip-forward=true --shutdown-timeout 1 --log-level warn",
 	}
@@ -195,14 +195,20 @@ func TestAllows(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	b := fakeBackend("", fullKernel, nil)
-	if o := b.Options("nat"); len(o) != 1 || o[0].Name != "userland-proxy" {
-		t.Errorf("nat options %v", o)
+	names := func(n string) string {
+		var out []string
+		for _, o := range b.Options(n) {
+			out = append(out, o.Name)
+		}
+		return strings.Join(out, ",")
 	}
-	if o := b.Options("docker-overlay"); len(o) != 1 || o[0].Name != "encrypt" {
-		t.Errorf("docker-overlay options %v", o)
+	for n, want := range map[string]string{"nat": "userland-proxy,seccomp", "docker-overlay": "encrypt,seccomp", "host": "seccomp", "vxlan": ""} {
+		if got := names(n); got != want {
+			t.Errorf("%s options %q, want %q", n, got, want)
+		}
 	}
-	if o := b.Options("host"); len(o) != 0 {
-		t.Errorf("host options %v", o)
+	if b.seccomp() != "default" {
+		t.Errorf("seccomp %q by default", b.seccomp())
 	}
 	if !b.userlandProxy() || b.encrypt() {
 		t.Error("defaults: want userland-proxy on, encryption off")

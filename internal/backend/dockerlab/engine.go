@@ -25,7 +25,8 @@ import (
 //   - joins the engine's cgroup, cnperf-ID/eN in every hierarchy, so that
 //     it and everything it starts (containerd, the shims, docker-proxy) is
 //     found and killed by `cnperf clean` even after a kill -9 of cnperf;
-//     the containers go under cnperf-ID/hN (--cgroup-parent);
+//     the containers go under cnperf-ID itself (--cgroup-parent), as
+//     deep as a stock engine's /docker/ID;
 //   - bind-mounts folders of the engine's own over the places Docker
 //     writes to whatever its flags say (/etc/docker: key.json;
 //     /var/lib/docker: libnetwork's network/files; /run/docker: plugins;
@@ -165,7 +166,7 @@ func shq(s string) string {
 // dockerdArgs are an engine's flags.
 type dockerdArgs struct {
 	Dir           string // state folder
-	CgroupParent  string // /cnperf-ID/h1
+	CgroupParent  string // /cnperf-ID
 	Bridge        string // docker0's address, 172.17.1.1/24
 	MTU           int
 	UserlandProxy bool
