@@ -175,6 +175,13 @@ var badInputs = []struct {
 	{[]string{"run", "--backend", "docker", "--networks", "bridge", "--placement", "cross-host"}, "one Docker engine is one host"},
 	{[]string{"run", "--backend", "docker", "--networks", "bridge", "DOCKER_HOST=unix:///nonexistent/docker.sock"}, "no Docker engine reachable"},
 	{[]string{"clean", "--backend", "docker", "DOCKER_HOST=unix:///nonexistent/docker.sock"}, "no Docker engine reachable"},
+	// docker-lab: an engine per lab host (issue 14)
+	{[]string{"run", "--backend", "docker-lab", "--networks", "container"}, `docker-lab has no network "container"`},
+	{[]string{"run", "--backend", "docker-lab", "--networks", "overlay"}, "docker-overlay"},
+	{[]string{"run", "--backend", "docker-lab", "--networks", "bridge", "--placement", "cross-host"}, "use --placement same-host"},
+	{[]string{"run", "--backend", "lab,docker-lab", "--networks", "host", "--mode-opt", "userland-proxy=false"}, "docker-lab:nat"},
+	{[]string{"run", "--backend", "docker-lab", "--networks", "nat", "--mode-opt", "seccomp=off"}, "one of default, unconfined"},
+	{[]string{"clean", "--backend", "podman"}, "use lab, docker or docker-lab"},
 }
 
 // fixHint is how a message names its fix: what to use, give, choose,
