@@ -13,10 +13,11 @@
 # processes each in its own cgroup /cnperf-cg<PID>/{server,client} in
 # every hierarchy (DEPTH levels, default 2, like two containers of a
 # stock engine; more levels are put in between), alternating, ROUNDS
-# rounds (default 6) of SECONDS (default 5). It prints the p50 round trip
-# of each and the median of the per-round ratios.
+# rounds (default 6) of SECONDS (default 5) each of a ping-pong (its p50
+# round trip) and a TCP stream of 256-byte writes (iperf3 -l 256: what
+# the receiver got), and prints the median of the per-round ratios.
 #
-# Needs root and sockperf (apt-get install sockperf). Everything it makes
+# Needs root, sockperf and iperf3 (apt-get install sockperf iperf3). Everything it makes
 # (the namespace cnperf-cg<PID>-h1, the cgroup cnperf-cg<PID>) is removed
 # on exit, and `cnperf clean` removes it after a kill -9.
 set -euo pipefail
@@ -30,7 +31,9 @@ CG=cnperf-$ID
 MID=
 for ((i = 2; i < DEPTH; i++)); do MID=$MID/l$i; done
 [[ $(id -u) == 0 ]] || { echo "cgroup-depth.sh: needs root" >&2; exit 1; }
-command -v sockperf >/dev/null || { echo "cgroup-depth.sh: needs sockperf (apt-get install sockperf)" >&2; exit 1; }
+for c in sockperf iperf3; do
+  command -v $c >/dev/null || { echo "cgroup-depth.sh: needs $c (apt-get install $c)" >&2; exit 1; }
+done
 
 roots() {
   if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then echo /sys/fs/cgroup; return; fi
@@ -82,18 +85,33 @@ p50() { # CGROUP-OF-CLIENT PORT
     sed 's/\x1b\[[0-9;]*m//g' | awk '/percentile 50.000 =/ {print $NF; exit}'
 }
 
+mbps() { # CGROUP PORT: an iperf3 stream of 256-byte writes, Mbit/s received
+  run_in "$1" iperf3 -c 127.0.0.1 -p "$2" -l 256 -t "$SECS" -J 2>/dev/null |
+    awk '/"sum_received"/ {s = 1} s && /"bits_per_second"/ {gsub(/[,]/, ""); printf "%.0f", $2 / 1e6; exit}'
+}
+
 run_in - sockperf server --tcp -i 127.0.0.1 -p 11111 >/dev/null 2>&1 &
 pids+=($!)
 run_in server sockperf server --tcp -i 127.0.0.1 -p 11112 >/dev/null 2>&1 &
 pids+=($!)
+run_in - iperf3 -s -p 11113 >/dev/null 2>&1 &
+pids+=($!)
+run_in server iperf3 -s -p 11114 >/dev/null 2>&1 &
+pids+=($!)
 sleep 1
 
-echo "round  plain p50 us  nested ($DEPTH levels) p50 us  ratio"
-ratios=()
+echo "round  plain p50 us  nested ($DEPTH) p50 us  ratio  plain Mbit/s  nested ($DEPTH) Mbit/s  ratio"
+lat=() tp=()
 for ((r = 1; r <= ROUNDS; r++)); do
-  if ((r % 2)); then a=$(p50 - 11111); b=$(p50 client 11112); else b=$(p50 client 11112); a=$(p50 - 11111); fi
-  ratio=$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b / a}')
-  ratios+=("$ratio")
-  printf "%-5d  %-12s  %-23s  %s\n" "$r" "$a" "$b" "$ratio"
+  if ((r % 2)); then
+    a=$(p50 - 11111); b=$(p50 client 11112); c=$(mbps - 11113); d=$(mbps client 11114)
+  else
+    b=$(p50 client 11112); a=$(p50 - 11111); d=$(mbps client 11114); c=$(mbps - 11113)
+  fi
+  l=$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b / a}')
+  x=$(awk -v a="$c" -v b="$d" 'BEGIN {printf "%.3f", b / a}')
+  lat+=("$l") tp+=("$x")
+  printf "%-5d  %-12s  %-17s  %-5s  %-12s  %-21s  %s\n" "$r" "$a" "$b" "$l" "$c" "$d" "$x"
 done
-printf '%s\n' "${ratios[@]}" | sort -n | awk '{v[NR] = $1} END {m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "median ratio nested / plain: %.3f over %d rounds\n", m, NR}'
+median() { sort -n | awk '{v[NR] = $1} END {printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+echo "median of per-round ratios, nested / plain, over $ROUNDS rounds: p50 round trip $(printf '%s\n' "${lat[@]}" | median), 256-byte stream $(printf '%s\n' "${tp[@]}" | median)"
