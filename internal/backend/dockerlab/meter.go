@@ -1,0 +1,189 @@
+package dockerlab
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/backend/labbackend"
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// What a deployment tells about itself and its platform while it is
+// measured: the engines, the machine's CPU, the interfaces' and the
+// kernel's counters, the engines' own CPU.
+
+// Environment records the engines: version, API, storage and cgroup
+// driver, docker-proxy and swarm.
+func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
+	if env.Docker != nil {
+		return
+	}
+	var en *engine
+	for _, p := range d.pods {
+		en = p.en
+		break
+	}
+	if en == nil {
+		return
+	}
+	m := map[string]string{"backend": Name, "api_version": en.e.Version, "image": en.image,
+		"engines":        strconv.Itoa(len(d.c.engines)) + " started, one per lab host, in lab " + d.c.lab.ID,
+		"userland_proxy": strconv.FormatBool(d.b.userlandProxy()), "iptables": "true"}
+	if v, err := en.e.EngineVersion(ctx); err == nil {
+		m["engine_version"] = v.Version
+		m["engine_api_version"] = v.APIVersion
+	}
+	if in, err := en.e.EngineInfo(ctx); err == nil {
+		m["storage_driver"] = in.Driver
+		m["cgroup_driver"] = in.CgroupDriver
+		m["security_options"] = strings.Join(in.SecurityOptions, ",")
+		m["swarm"] = in.Swarm.LocalNodeState
+	}
+	env.Docker = m
+}
+
+// MachineCPU implements backend.CPUMeter: the engines share this
+// machine's kernel.
+func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
+	return labbackend.ReadProcStat("/proc/stat")
+}
+
+// RxBytes implements backend.RxCounter: the receiving container's
+// interface (eth0: docker0's veth, the overlay's, or in host mode the lab
+// host's underlay), loopback when the two share a namespace.
+func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool) {
+	p, q := d.pods[name], d.pods[peer]
+	if p == nil || q == nil || p.PID == 0 {
+		return 0, false
+	}
+	dev := "eth0"
+	if d.kind.mode == modeHost {
+		dev = p.en.host.Dev
+	}
+	if sameNetNS(p.PID, q.PID) {
+		dev = "lo"
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/dev", p.PID))
+	if err != nil {
+		return 0, false
+	}
+	return parseNetDev(string(b), dev)
+}
+
+// SNMP implements backend.SNMPReader.
+func (d *Deployment) SNMP(_ context.Context, name string) (map[string]int64, error) {
+	p := d.pods[name]
+	if p == nil || p.PID == 0 {
+		return nil, fmt.Errorf("no pod %q", name)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/snmp", p.PID))
+	if err != nil {
+		return nil, err
+	}
+	return labbackend.ParseSNMP(string(b)), nil
+}
+
+// DaemonCPUSeconds implements backend.DaemonMeter: for nat the CPU time
+// of the engines' docker-proxy processes (the user-space proxy, in the
+// path only where a client on the server's host dials the published
+// port), for docker-overlay that of the engines (dockerd: the swarm's
+// gossip and the overlay's control plane).
+func (d *Deployment) DaemonCPUSeconds() (float64, bool) {
+	var comm string
+	switch {
+	case d.kind.publish:
+		comm = "docker-proxy"
+	case d.kind.mode == modeOverlay:
+		comm = "dockerd"
+	default:
+		return 0, false
+	}
+	var total float64
+	found := false
+	for _, pid := range d.c.enginePIDs() {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+		if err != nil || strings.TrimSpace(string(b)) != comm {
+			continue
+		}
+		found = true
+		total += procCPUSeconds(pid)
+	}
+	return total, found
+}
+
+// enginePIDs lists the processes of every engine's cgroup (dockerd,
+// containerd, shims, docker-proxy), read in the first hierarchy.
+func (c *cluster) enginePIDs() []int {
+	roots := lab.CgroupRoots()
+	if len(roots) == 0 {
+		return nil
+	}
+	var out []int
+	c.mu.Lock()
+	hosts := make([]int, 0, len(c.engines))
+	for h := range c.engines {
+		hosts = append(hosts, h)
+	}
+	c.mu.Unlock()
+	for _, h := range hosts {
+		b, err := os.ReadFile(filepath.Join(roots[0], c.cgroupOf(h), "cgroup.procs"))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+func sameNetNS(a, b int) bool {
+	x, err1 := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", a))
+	y, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", b))
+	return err1 == nil && err2 == nil && x == y
+}
+
+// parseNetDev reads dev's received bytes from /proc/net/dev text.
+func parseNetDev(s, dev string) (uint64, bool) {
+	for _, line := range strings.Split(s, "\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || strings.TrimSpace(name) != dev {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(f[0], 10, 64)
+		return v, err == nil
+	}
+	return 0, false
+}
+
+// procCPUSeconds is a process's user+system CPU time (/proc/PID/stat).
+func procCPUSeconds(pid int) float64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	k, _ := strconv.ParseFloat(f[12], 64)
+	return (u + k) / 100
+}
