@@ -77,13 +77,20 @@ func snapshotHost(t *testing.T, run string) *hostEngine {
 	}
 	t.Cleanup(func() { _ = e.RemoveNetwork(context.Background(), h.userNet) })
 	h.containers, h.networks = map[string]bool{}, map[string]bool{}
+	// the user's objects only: other cnperf runs' (the docker backend's
+	// tests run beside these ones under `go test ./...`) come and go
+	// by design, and another test's user network goes with its test
 	cs, _ := e.Containers(ctx)
 	for _, c := range cs {
-		h.containers[c.ID] = true
+		if c.Labels[docker.LabelRun] == "" {
+			h.containers[c.ID] = true
+		}
 	}
 	ns, _ := e.Networks(ctx)
 	for _, n := range ns {
-		h.networks[n.ID] = true
+		if n.Labels[docker.LabelRun] == "" && (n.Labels["cnperf.test-user"] == "" || n.ID == h.userNet) {
+			h.networks[n.ID] = true
+		}
 	}
 	return h
 }
