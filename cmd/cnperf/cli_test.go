@@ -168,6 +168,13 @@ var badInputs = []struct {
 	{[]string{"run", "--networks", "host", "--workloads", "http_rate", "--parallel", "2"}, "--parallel applies to"},
 	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--pods", "4"}, "apply to the alltoall workload"},
 	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--spread", "balanced"}, "apply to the alltoall workload"},
+	// seed 002's blocking time (issue 12)
+	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--rate", "10k"}, `--rate "10k" for blocking: use one number`},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--connections", "0"}, `--connections "0" for blocking`},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--response-size", "100"}, `--response-size "100" for blocking`},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--message-size", "100"}, "--message-size and --direction do not apply"},
+	{[]string{"run", "--networks", "bridge", "--workloads", "blocking", "--backend", "docker"}, "runs on the local lab only: use --backend lab"},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--response-size", "400"}, "applies to http_qps, http_rate, tcp_rate, blocking"},
 	// the docker backend (issue 14)
 	{[]string{"run", "--backend", "podman", "--networks", "bridge"}, `unknown backend "podman"`},
 	{[]string{"run", "--backend", "docker", "--workloads", "tcp_rr"}, "name the networks to run"},
