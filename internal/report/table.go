@@ -171,6 +171,7 @@ func Table(w io.Writer, run *result.Run) {
 	Flows(w, run)
 	Neighbours(w, run)
 	Blocking(w, run)
+	Tuning(w, run)
 	for _, s := range run.Skipped {
 		what := s.Network
 		if s.Placement != "" {

@@ -15,7 +15,7 @@ import (
 func SeedLatency() Suite {
 	s := Suite{
 		Name:    "seed-latency",
-		Summary: "constant-rate HTTP to nginx (350 B, 4 KB): max-rate search, then p50..p99.999 at 20/60/100% of it; host, host-gw, vxlan, macvlan, ipvlan",
+		Summary: "constant-rate HTTP to nginx (350 B, 4 KB): max-rate search, then p50..p99.999 at 20/60/100% of it; host, host-gw, vxlan, macvlan, ipvlan; untuned and with the study's tuning (--tuning none,study)",
 		Source:  "seeds/000 (Kubernetes network solutions comparison), latency tables",
 		Cases: []runner.Case{
 			{Network: "host", Placement: netmode.CrossHost},
@@ -30,6 +30,8 @@ func SeedLatency() Suite {
 				"connections": "256",
 			},
 		},
+		// the study's host tuning, measured against none in the same run
+		Tunings: []string{"none", "study"},
 	}
 	// macvlan and ipvlan are rows where this cnperf has them (a kernel
 	// without the driver turns the row into a recorded skip at run time)

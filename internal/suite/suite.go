@@ -30,6 +30,9 @@ type Suite struct {
 	Neighbours   string
 	AllToAllPods []int
 	Spreads      []string
+	// Tunings are the host-tuning profiles the pair cells are measured
+	// with (--tuning overrides them); none: the lab untuned.
+	Tunings []string
 	// Rounds is how many interleaved rounds the suite runs by default
 	// (--repeat overrides it); 0 means 1.
 	Rounds int
