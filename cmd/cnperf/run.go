@@ -150,6 +150,7 @@ func parseRun(args []string) (*runSetup, error) {
 	fs := newFlags("run")
 	backendName := fs.String("backend", "lab", "where the pods run: lab (network namespaces cnperf builds), docker (containers on the Docker engine at DOCKER_HOST, default socket), docker-lab (a Docker engine per lab host, started by cnperf, a swarm overlay between them); several side by side: lab,docker-lab")
 	suiteName := fs.String("suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
+	quick := fs.Bool("quick", false, "the suite's short version (fewer rounds, sizes, pods or networks, shorter cells): under 2 minutes on a 2-CPU machine")
 	networks := fs.String("networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
 	workloads := fs.String("workloads", "", "comma-separated workloads (default: the suite's; see cnperf workloads)")
 	placement := fs.String("placement", "", "same-pod, same-host or cross-host, comma-separated (default: each network's natural one)")
@@ -201,6 +202,9 @@ func parseRun(args []string) (*runSetup, error) {
 	st, err := suite.Get(*suiteName)
 	if err != nil {
 		return nil, err
+	}
+	if *quick {
+		st = st.Quick()
 	}
 	if err := runner.CheckBackend(*backendName); err != nil {
 		return nil, err
@@ -284,6 +288,9 @@ func parseRun(args []string) (*runSetup, error) {
 	}
 	if len(plan.AllToAllPods) == 0 {
 		plan.AllToAllPods = st.AllToAllPods
+	}
+	if plan.StartupPods == 0 && *workloads == "" {
+		plan.StartupPods = st.StartupPods
 	}
 	if len(plan.Spreads) == 0 {
 		plan.Spreads = st.Spreads

@@ -31,6 +31,8 @@ func Blocking() Suite {
 		Workloads: []string{"blocking"},
 		Params:    workload.Params{Duration: 10 * time.Second},
 		Rounds:    5,
+		// every row, 2 rounds of 3 s
+		Shorten: func(s *Suite) { s.Params.Duration, s.Rounds = 3*time.Second, 2 },
 	}
 }
 

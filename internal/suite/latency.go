@@ -32,6 +32,12 @@ func SeedLatency() Suite {
 		},
 		// the study's host tuning, measured against none in the same run
 		Tunings: []string{"none", "study"},
+		// host and vxlan, 350 B only, untuned and tuned, 1 s ladder steps
+		Shorten: func(s *Suite) {
+			s.Cases = []runner.Case{{Network: "host", Placement: netmode.CrossHost}, {Network: "vxlan", Placement: netmode.CrossHost}}
+			s.Params.Duration = time.Second
+			s.Params.Extra["response-size"] = "350"
+		},
 	}
 	// macvlan and ipvlan are rows where this cnperf has them (a kernel
 	// without the driver turns the row into a recorded skip at run time)
