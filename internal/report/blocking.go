@@ -59,10 +59,12 @@ func Blocking(w io.Writer, run *result.Run) {
 			a.sat++
 		}
 		clientRate = m.Extra[result.ExtraClientRate]
-		if v, ok := r.Params["rate"].(float64); ok {
-			asked = v
-		} else if v, ok := r.Params["rate"].(int); ok {
-			asked = float64(v)
+		for _, k := range []string{"rate", "rate_asked"} {
+			if v, ok := r.Params[k].(float64); ok {
+				asked = v
+			} else if v, ok := r.Params[k].(int); ok {
+				asked = float64(v)
+			}
 		}
 	}
 	if len(order) == 0 {

@@ -14,7 +14,8 @@
 //
 //	client --loopback--> nginx (balancer lab, pod lb)
 //	  --veth lbN (10.253.N.1 -> 10.253.N.2:800K)--> entry pod c1 of network N (host 1)
-//	  --DNAT (REDIRECT when the backend shares c1's namespace), masquerade-->
+//	  --DNAT and masquerade (REDIRECT when the backend shares c1's namespace:
+//	    the baseline's and host's same-host rows)-->
 //	  the network's own pod-to-pod path --> backend pod (s1 same host, s2 other host)
 //
 // so the entry pod forwards like a Kubernetes NodePort (DNAT and
@@ -69,8 +70,8 @@ const driver = "http_rate"
 // Defaults of the load: a total rate the balancer, the client and every
 // backend hold together on a 2-CPU machine.
 const (
-	DefaultRate        = 1000
-	DefaultConnections = 32
+	DefaultRate        = 500
+	DefaultConnections = 16
 	MaxRate            = 50000
 	MaxConnections     = 4096
 )
@@ -155,6 +156,7 @@ func (Blocking) Claim(p *experiment.Plan) []string {
 // load is the experiment's load, from the plan.
 type load struct {
 	rate, connections, size int
+	sent                    int // the rate the client runs at: the largest prime <= rate (see Prime)
 	server                  string
 	duration                time.Duration
 }
@@ -177,10 +179,11 @@ func loadOf(p *experiment.Plan) (load, error) {
 		*dst = n
 		return nil
 	}
-	if err := atoi("rate", 1, MaxRate, &l.rate, "1000"); err != nil {
+	if err := atoi("rate", 2, MaxRate, &l.rate, "500"); err != nil {
 		return l, err
 	}
-	if err := atoi("connections", 1, MaxConnections, &l.connections, "32"); err != nil {
+	l.sent = Prime(l.rate)
+	if err := atoi("connections", 1, MaxConnections, &l.connections, "16"); err != nil {
 		return l, err
 	}
 	if err := atoi("response-size", 251, 1<<20, &l.size, "350"); err != nil {
@@ -194,7 +197,7 @@ func loadOf(p *experiment.Plan) (load, error) {
 
 func (l load) params(port int) workload.Params {
 	return workload.Params{Duration: l.duration, MessageSize: l.size, Port: port, Extra: map[string]string{
-		"rate": strconv.Itoa(l.rate), "connections": strconv.Itoa(l.connections),
+		"rate": strconv.Itoa(l.sent), "connections": strconv.Itoa(l.connections),
 		"response-size": strconv.Itoa(l.size), "server": l.server,
 	}}
 }
@@ -236,6 +239,7 @@ type row struct {
 	port      int            // what the balancer dials on the entry end
 	upstream  string         // "10.253.N.2:800K"
 	target    netip.AddrPort // where the entry pod forwards to
+	local     bool           // the backend shares the entry pod's namespace: REDIRECT, no DNAT
 	path      string         // the whole path, for the result
 	unreached string         // why the balancer could not reach it ("" when it could)
 }
@@ -331,7 +335,8 @@ func (st *state) prepareNetwork(ctx context.Context, d backend.Deployment, ns *n
 			return cleanup, err
 		}
 		how := "DNAT, masquerade"
-		if r.target.Addr().IsLoopback() {
+		r.local = ld.LabPod(r.pod).NetNS == entry.NetNS || r.target.Addr().IsLoopback()
+		if r.local {
 			how = "REDIRECT: the backend shares its namespace"
 		}
 		r.path = fmt.Sprintf("nginx %s.%d.1 -> %s (entry pod c1, %s, %s) -> %s (%s pod %s, host %d)",
@@ -444,7 +449,7 @@ func (st *state) link(ctx context.Context, l *lab.Lab, ns *netState) error {
 	}
 	for _, r := range ns.rows {
 		rule := []string{"ip", "netns", "exec", entry, "iptables", "-w", "-t", "nat", "-A", "PREROUTING", "-i", LinkDev, "-p", "tcp", "--dport", strconv.Itoa(r.port)}
-		if r.target.Addr().IsLoopback() {
+		if r.local {
 			rule = append(rule, "-j", "REDIRECT", "--to-ports", strconv.Itoa(int(r.target.Port())))
 		} else {
 			rule = append(rule, "-j", "DNAT", "--to-destination", r.target.String())
@@ -562,7 +567,7 @@ func (st *state) resultsWith(lines []nginx.ProxyLine, bad int, client result.Met
 			res := result.Result{
 				Network: r.network, Workload: Name, Placement: string(r.placement), Round: round, Path: r.path,
 				Params: map[string]any{
-					"duration_s": st.load.duration.Seconds(), "rate": st.load.rate, "connections": st.load.connections,
+					"duration_s": st.load.duration.Seconds(), "rate": st.load.sent, "rate_asked": st.load.rate, "connections": st.load.connections,
 					"response_size": st.load.size, "backend_server": st.load.server, "upstream": r.upstream,
 					"balancer": "nginx", "backends": countUpstreams(nets),
 				},
@@ -675,4 +680,28 @@ func percentile(xs []float64, q float64) float64 {
 	sort.Float64s(s)
 	k := int(math.Ceil(q/100*float64(len(s)))) - 1
 	return s[min(max(k, 0), len(s)-1)]
+}
+
+// Prime is the largest prime at or below n (n >= 2): the rate the client
+// really sends at. The open-loop client sends at fixed intervals, and nginx
+// logs whole milliseconds: at a round rate (500/s: every 2 ms) every
+// request would start at the same phase of nginx's millisecond and the
+// whole-ms times would never average out to the true one. At a prime rate
+// p the sends fall at p equally spaced phases of the millisecond, every
+// one once a second, so the mean of the logged times is the mean of the
+// true ones.
+func Prime(n int) int {
+	for p := n; p > 2; p-- {
+		prime := true
+		for d := 2; d*d <= p; d++ {
+			if p%d == 0 {
+				prime = false
+				break
+			}
+		}
+		if prime {
+			return p
+		}
+	}
+	return 2
 }

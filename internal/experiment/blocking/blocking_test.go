@@ -99,6 +99,14 @@ func TestResultsMissingBackend(t *testing.T) {
 	}
 }
 
+func TestPrime(t *testing.T) {
+	for _, c := range []struct{ n, want int }{{1000, 997}, {500, 499}, {200, 199}, {100, 97}, {2, 2}, {3, 3}, {4, 3}, {50000, 49999}} {
+		if got := Prime(c.n); got != c.want {
+			t.Errorf("Prime(%d) = %d, want %d", c.n, got, c.want)
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	p := &experiment.Plan{Params: workload.Params{Extra: map[string]string{"rate": "10k"}}}
 	if err := (Blocking{}).Validate(p, nil); err == nil || !strings.Contains(err.Error(), "--rate") {
