@@ -295,7 +295,9 @@ func parseRun(args []string) (*runSetup, error) {
 	if len(plan.Spreads) == 0 {
 		plan.Spreads = st.Spreads
 	}
-	plan.Tunings = st.Tunings
+	if *workloads == "" {
+		plan.Tunings = st.Tunings // the suite's, for its own workloads
+	}
 	if *tuningFlag != "" {
 		if plan.Tunings, err = tuning.ParseList(*tuningFlag); err != nil {
 			return nil, err

@@ -22,7 +22,7 @@ func Blocking(w io.Writer, run *result.Run) {
 		requests                   int64
 		errors                     int64
 		means, ses, connects, p99s []float64
-		diffs, diffCIs             []float64
+		diffs, diffCIs, cdiffs     []float64
 		sat, rounds                int
 	}
 	var order []result.CellKey
@@ -54,6 +54,7 @@ func Blocking(w io.Writer, run *result.Run) {
 		if d, ok := m.Extra[result.ExtraBlockingDiff]; ok {
 			a.diffs = append(a.diffs, d)
 			a.diffCIs = append(a.diffCIs, m.Extra[result.ExtraBlockingDiffCI])
+			a.cdiffs = append(a.cdiffs, m.Extra[result.ExtraConnectDiff])
 		}
 		if m.Extra[result.ExtraClientSat] == 1 {
 			a.sat++
@@ -81,7 +82,7 @@ func Blocking(w io.Writer, run *result.Run) {
 	diffKey := result.ExtraKey(result.ExtraBlockingDiff)
 	fmt.Fprintln(w, "\nblocking time (seed 002): one nginx balancer, the same requests split over every network at once")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "network\tplacement\trequests\tblocking mean us (±SE a round)\tvs baseline us [95%]\tconnect mean us\tp99 ms")
+	fmt.Fprintln(tw, "network\tplacement\trequests\tblocking mean us (±SE a round)\tvs baseline us [95%]\tconnect mean us\tvs baseline\tp99 ms")
 	maxSat, rounds := 0, 0
 	for _, k := range order {
 		a := by[k]
@@ -108,11 +109,15 @@ func Blocking(w io.Writer, run *result.Run) {
 		if a.errors > 0 {
 			errs = fmt.Sprintf(" (%d failed)", a.errors)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d%s\t%.0f (±%.0f)\t%s\t%.0f\t%.0f\n", k.Network, k.Placement, a.requests, errs,
-			median(a.means), median(a.ses), d, median(a.connects), median(a.p99s)/1000)
+		cd := "-"
+		if len(a.cdiffs) > 0 {
+			cd = fmt.Sprintf("%+.0f", median(a.cdiffs))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d%s\t%.0f (±%.0f)\t%s\t%.0f\t%s\t%.0f\n", k.Network, k.Placement, a.requests, errs,
+			median(a.means), median(a.ses), d, median(a.connects), cd, median(a.p99s)/1000)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "blocking: nginx's $upstream_header_time (connect, request, the backend's first byte); connect: $upstream_connect_time.")
+	fmt.Fprintln(w, "blocking: nginx's $upstream_header_time (connect, request, the backend's first byte); connect: $upstream_connect_time (vs baseline: the median over rounds).")
 	fmt.Fprintln(w, "nginx logs whole milliseconds: the mean over many requests is the estimate (±SE), percentiles are whole ms.")
 	if rounds > 1 {
 		fmt.Fprintf(w, "vs baseline: the mean minus the baseline's in the same placement, paired by round: median of %d rounds, 95%% interval over rounds; ≈: it spans 0\n", rounds)
