@@ -11,8 +11,9 @@ import (
 )
 
 // ProxyOptions describe nginx as a load balancer (seed 002's): one
-// upstream group split round-robin over Upstreams, every request logged
-// with the balancer's blocking time to the backend it went to.
+// upstream group over Upstreams, each request to one of them chosen at
+// random (equal weights), every request logged with the balancer's
+// blocking time to the backend it went to.
 type ProxyOptions struct {
 	Dir       string   // state folder: config, logs, pid
 	Port      int      // where the balancer listens
@@ -28,7 +29,12 @@ const AccessLog = "access.log"
 // resolution), the whole request's time and the client's status.
 const ProxyLogFormat = "$upstream_addr $upstream_status $upstream_connect_time $upstream_header_time $upstream_response_time $request_time $status"
 
-// ProxyConfig renders nginx.conf for a load balancer. A backend that
+// ProxyConfig renders nginx.conf for a load balancer. Each request goes
+// to a backend chosen uniformly at random (nginx's random method), not
+// round-robin: in a fixed rotation every backend holds a fixed place in
+// the sequence, and a client that sends in bursts (catching up after a
+// stall) has the first of each burst served before the rest, so a
+// backend's time would depend on its place in the list. A backend that
 // fails stays in the rotation (max_fails=0) and a failed request is not
 // retried on another one (proxy_next_upstream off), so every backend gets
 // its share and every log line names one backend. Each proxied request
@@ -68,6 +74,7 @@ http {
     uwsgi_temp_path %[2]s/tmp/uwsgi;
     scgi_temp_path %[2]s/tmp/scgi;
     upstream backends {
+        random;
 %[4]s    }
     server {
         listen %[3]d reuseport backlog=65535;

@@ -1,6 +1,6 @@
 // Package blocking is seed 002's experiment (Kubernetes vs Mesos under
 // production load): one real nginx load balancer splits the same HTTP
-// traffic round-robin over backends that sit on different networks at the
+// traffic over backends that sit on different networks at the
 // same time, and per network the balancer's blocking time to its backend
 // (nginx's $upstream_connect_time and $upstream_header_time, from its
 // access log) is compared with the baseline's, measured in the same
