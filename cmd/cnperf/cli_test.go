@@ -168,6 +168,21 @@ var badInputs = []struct {
 	{[]string{"run", "--networks", "host", "--workloads", "http_rate", "--parallel", "2"}, "--parallel applies to"},
 	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--pods", "4"}, "apply to the alltoall workload"},
 	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--spread", "balanced"}, "apply to the alltoall workload"},
+	// seed 002's blocking time (issue 12)
+	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--rate", "10k"}, `--rate "10k" for blocking: use one number`},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--connections", "0"}, `--connections "0" for blocking`},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--response-size", "100"}, `--response-size "100" for blocking`},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--message-size", "100"}, "--message-size and --direction do not apply"},
+	{[]string{"run", "--networks", "bridge", "--workloads", "blocking", "--backend", "docker"}, "runs on the local lab only: use --backend lab"},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--response-size", "400"}, "applies to http_qps, http_rate, tcp_rate, blocking"},
+	// --tuning (issue 12)
+	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", "fast"}, `unknown tuning "fast"; use one of none, study`},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", "study,study"}, "names study twice"},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", "none,"}, "names an empty profile"},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", ","}, "names nothing"},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--tuning", "study"}, "--tuning applies to the pair workloads"},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "alltoall", "--tuning", "study"}, "--tuning applies to the pair workloads"},
+	{[]string{"run", "--networks", "bridge", "--workloads", "tcp_rr", "--tuning", "study", "--backend", "docker"}, "use --backend lab"},
 	// the docker backend (issue 14)
 	{[]string{"run", "--backend", "podman", "--networks", "bridge"}, `unknown backend "podman"`},
 	{[]string{"run", "--backend", "docker", "--workloads", "tcp_rr"}, "name the networks to run"},

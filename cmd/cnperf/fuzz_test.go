@@ -44,6 +44,10 @@ func FuzzRunFlags(f *testing.F) {
 		{"--networks", ",", "--duration", "0"},
 		{"--workloads", "tcp_stream", "--direction", "down", "--mtu", "9000"},
 		{"--mode-opt", "=", "--mode-opt", "a=b,c"},
+		{"--suite", "blocking", "--quick"},
+		{"--workloads", "blocking", "--rate", "500", "--connections", "8"},
+		{"--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", "none,study"},
+		{"--suite", "seed-latency", "--quick", "--tuning", "study-rps"},
 	} {
 		f.Add(strings.Join(args, "\x00"))
 	}

@@ -328,5 +328,9 @@ func cmdSuites(args []string) error {
 		s, _ := suite.Get(n)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, strings.Join(s.Workloads, ","), s.Summary, s.Source)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Println("run one: cnperf run --suite NAME; add --quick for its short version (under 2 minutes)")
+	return err
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/suite"
+	"github.com/cnperf/cnperf/internal/tuning"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -149,6 +150,7 @@ func parseRun(args []string) (*runSetup, error) {
 	fs := newFlags("run")
 	backendName := fs.String("backend", "lab", "where the pods run: lab (network namespaces cnperf builds), docker (containers on the Docker engine at DOCKER_HOST, default socket), docker-lab (a Docker engine per lab host, started by cnperf, a swarm overlay between them); several side by side: lab,docker-lab")
 	suiteName := fs.String("suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
+	quick := fs.Bool("quick", false, "the suite's short version (fewer rounds, sizes, pods or networks, shorter cells): under 2 minutes on a 2-CPU machine")
 	networks := fs.String("networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
 	workloads := fs.String("workloads", "", "comma-separated workloads (default: the suite's; see cnperf workloads)")
 	placement := fs.String("placement", "", "same-pod, same-host or cross-host, comma-separated (default: each network's natural one)")
@@ -158,6 +160,7 @@ func parseRun(args []string) (*runSetup, error) {
 	neighbours := fs.String("neighbours", "", "noisy neighbour pods beside the measured pair, every cell measured without and with them: busy:N (busy loops), periodic:N:P% (each wants P% of a CPU), stream:N (N other pairs streaming)")
 	a2aPods := fs.String("pods", "", "alltoall: pod counts, comma-separated (default 2,4,8,16,32)")
 	spreads := fs.String("spread", "", "alltoall across hosts: how pods sit on two hosts: 1:N-1, balanced (default both)")
+	tuningFlag := fs.String("tuning", "", "host tuning applied inside the lab's namespaces: none, study (seed 000's: NOTRACK, RPS/RFS, sysctls for many connections) or one part of it (study-sysctls, study-notrack, study-rps); a list (none,study) measures every pair cell with each, interleaved")
 	direction := fs.String("direction", "", "stream direction: up (client sends) or down (server sends)")
 	mtu := fs.Int("mtu", 1500, "underlay MTU")
 	repeat := fs.Int("repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
@@ -199,6 +202,9 @@ func parseRun(args []string) (*runSetup, error) {
 	st, err := suite.Get(*suiteName)
 	if err != nil {
 		return nil, err
+	}
+	if *quick {
+		st = st.Quick()
 	}
 	if err := runner.CheckBackend(*backendName); err != nil {
 		return nil, err
@@ -283,8 +289,19 @@ func parseRun(args []string) (*runSetup, error) {
 	if len(plan.AllToAllPods) == 0 {
 		plan.AllToAllPods = st.AllToAllPods
 	}
+	if plan.StartupPods == 0 && *workloads == "" {
+		plan.StartupPods = st.StartupPods
+	}
 	if len(plan.Spreads) == 0 {
 		plan.Spreads = st.Spreads
+	}
+	if *workloads == "" {
+		plan.Tunings = st.Tunings // the suite's, for its own workloads
+	}
+	if *tuningFlag != "" {
+		if plan.Tunings, err = tuning.ParseList(*tuningFlag); err != nil {
+			return nil, err
+		}
 	}
 	if err := applyServices(&plan, st, *lbs, *svcCounts, *networks != ""); err != nil {
 		return nil, err
@@ -442,7 +459,7 @@ func resultsPath(out string) (string, error) {
 // zero that would mean "the default" (--duration 0, --repeat 0).
 func explicitValues(fs *flag.FlagSet) error {
 	lists := map[string]string{"networks": "host,vxlan", "workloads": "tcp_rr,tcp_stream", "placement": "cross-host",
-		"lb": "iptables,ebpf-socket", "services": "1,10000", "pin": "0,1", "pods": "2,4,8", "spread": "balanced", "neighbours": "busy:5", "mode-opt": "key=value"}
+		"lb": "iptables,ebpf-socket", "services": "1,10000", "pin": "0,1", "pods": "2,4,8", "spread": "balanced", "neighbours": "busy:5", "mode-opt": "key=value", "tuning": "none,study"}
 	zeros := map[string]string{"duration": "5s", "message-size": "1024", "repeat": "3", "startup-pods": "10", "parallel": "4", "mtu": "1500"}
 	var err error
 	fs.Visit(func(f *flag.Flag) {

@@ -78,6 +78,10 @@ type Topology struct {
 	OwnAddresses bool
 	// Services: the nodes are made ready for a ClusterIP load balancer.
 	Services bool
+	// Tuning names a host-tuning profile (package tuning) applied inside
+	// the deployment's namespaces once its pods are up; "" or "none" for
+	// none. A backend that cannot apply it refuses the deployment.
+	Tuning string
 }
 
 // Pod is a deployed pod with its agent.

@@ -61,8 +61,12 @@ type Plan struct {
 	// Spreads how it places them on two hosts ("1:N-1", "balanced").
 	AllToAllPods []int
 	Spreads      []string
-	Backend      backend.Backend
-	Log          io.Writer
+	// Tunings are the host-tuning profiles (package tuning) every pair
+	// cell is measured with, each a deployment of its own, interleaved:
+	// "none,study" measures the study's tuning against none.
+	Tunings []string
+	Backend backend.Backend
+	Log     io.Writer
 }
 
 // CPUs returns the client and server CPUs (-1 when not pinned).

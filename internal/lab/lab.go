@@ -304,6 +304,13 @@ func (l *Lab) Sysctl(ctx context.Context, ns, key, val string) error {
 	return err
 }
 
+// Namespaces lists the namespaces the lab created so far, in order.
+func (l *Lab) Namespaces() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.namespaces...)
+}
+
 // Commands returns every command run so far, in order.
 func (l *Lab) Commands() []string {
 	l.mu.Lock()

@@ -229,6 +229,23 @@ var SeedTables = []SeedTable{
 		Note: "The study's latencies are production HTTPS requests through a cloud load balancer (about 640 ms); only the differences and their order carry over.",
 	},
 	{
+		ID: "002-blocking", Source: seed002,
+		// the table headed 待测机器 / 平均阻塞时间 / Docker本身消耗
+		Cite:  "the table of mean blocking time and each setup's own cost (ms), after the test method",
+		Title: "Blocking time behind one balancer: each network's mean minus the plain VM's, the same traffic split over all at once",
+		Suite: "blocking", Form: Difference, Unit: "ms", Reference: "public cloud VM (reference)",
+		Workloads: []string{"blocking"},
+		Columns:   []SeedColumn{{Label: "mean blocking time minus the reference (cnperf: nginx's mean $upstream_header_time, us)", Metric: "latency_us.mean"}},
+		Rows: []SeedRow{
+			{Name: "K8s flannel vxlan", Networks: []string{"vxlan"}, Values: []float64{6.778}},
+			{Name: "K8s flannel host-gw", Networks: []string{"host-gw"}, Values: []float64{3.585}},
+			{Name: "Mesos host mode", Networks: []string{"host"}, Values: []float64{12.021}, Outlier: `the study: "host mode took longest, to our surprise; probably a one-off"`},
+			{Name: "Mesos bridge mode", Networks: []string{"bridge"}, Values: []float64{5.67}},
+			{Name: "public cloud VM (reference)", Networks: []string{result.BaselineNetwork}, Values: []float64{0}},
+		},
+		Note: "cnperf's rows are those of `cnperf run --suite blocking`: one nginx splits the same requests over a backend on every network at once (docs/experiments.md); the one-host rows (host, bridge) against the baseline on one host, the two-host rows against the baseline across two, paired by round. The study's times held SSL termination and an application (about 640 ms): only the differences' order carries over.",
+	},
+	{
 		ID: "003-short", Source: seed003,
 		// section 性能比较
 		Cite:  `section "performance comparison", short connections: Cilium's ClusterIP QPS above iptables and IPVS, in shared-NIC and global-route modes (wrk)`,

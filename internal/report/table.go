@@ -170,6 +170,8 @@ func Table(w io.Writer, run *result.Run) {
 	Sizes(w, run)
 	Flows(w, run)
 	Neighbours(w, run)
+	Blocking(w, run)
+	Tuning(w, run)
 	for _, s := range run.Skipped {
 		what := s.Network
 		if s.Placement != "" {

@@ -31,6 +31,32 @@ type Environment struct {
 	// Docker describes the engine of a docker-backend run: version, API,
 	// storage and cgroup drivers, iptables and docker-proxy settings.
 	Docker map[string]string `json:"docker,omitempty"`
+	// Tunings are the host-tuning profiles applied inside the lab's
+	// namespaces (--tuning), one record per profile over every lab tuned.
+	Tunings []Tuning `json:"tunings,omitempty"`
+}
+
+// Tuning is what a tuning profile did inside the lab's namespaces: the
+// host's own namespace is never touched, so what the profile has that is
+// host-wide is listed in NotApplied with the reason.
+type Tuning struct {
+	Profile string `json:"profile"`
+	// Sysctls are the per-namespace sysctls set in every namespace tuned.
+	Sysctls map[string]string `json:"sysctls,omitempty"`
+	// Labs and Namespaces count what was tuned; NoTrack is how many of
+	// those namespaces got the NOTRACK rules (raw PREROUTING and OUTPUT);
+	// ConntrackKept names the ones that kept conntrack, with why.
+	Labs          int      `json:"labs"`
+	Namespaces    int      `json:"namespaces"`
+	NoTrack       int      `json:"notrack_namespaces"`
+	ConntrackKept []string `json:"conntrack_kept,omitempty"`
+	// RPSCPUs is the rps_cpus mask and RPSFlowCnt the rps_flow_cnt written
+	// to every receive queue of every device (lo aside): RPSDevices of them.
+	RPSCPUs    string `json:"rps_cpus,omitempty"`
+	RPSFlowCnt int    `json:"rps_flow_cnt,omitempty"`
+	RPSDevices int    `json:"rps_devices"`
+	// NotApplied is each part of the profile cnperf did not apply, and why.
+	NotApplied []string `json:"not_applied,omitempty"`
 }
 
 // SysctlsThatMatter are the host-wide knobs that change network results.
@@ -41,6 +67,7 @@ var SysctlsThatMatter = []string{
 	"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_congestion_control",
 	"net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_fin_timeout", "net.ipv4.ip_local_port_range",
 	"net.ipv4.tcp_mem", "net.ipv4.udp_mem", "fs.file-max", "kernel.sched_autogroup_enabled",
+	"net.core.rps_sock_flow_entries",
 }
 
 // CaptureHost reads the host-wide part of the environment.

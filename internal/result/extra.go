@@ -37,6 +37,20 @@ const (
 	// startup
 	ExtraVsNoNetwork = "vs_no_network"
 	ExtraNoNetworkMs = "no_network_ms"
+	// blocking (seed 002): the balancer's times to one backend, from its
+	// access log; latency_us holds the header time (mean, percentiles)
+	ExtraConnectMean    = "connect_mean_us"       // $upstream_connect_time, mean
+	ExtraBlockingSE     = "blocking_se_us"        // standard error of the mean header time
+	ExtraBlockingDiff   = "blocking_diff_us"      // mean header time minus the baseline's, same placement and round
+	ExtraBlockingDiffCI = "blocking_diff_ci95_us" // half-width of its 95 % interval from the round's requests
+	ExtraConnectDiff    = "connect_diff_us"       // mean connect time minus the baseline's
+	ExtraLBRequest      = "lb_request_mean_us"    // nginx's $request_time, mean
+	ExtraShare          = "share"                 // this backend's share of the balancer's requests
+	ExtraClientMean     = "client_mean_us"        // the client's own mean latency (every backend)
+	ExtraClientP99      = "client_p99_us"
+	ExtraClientRate     = "client_rps"       // requests/s the client kept (every backend)
+	ExtraClientSat      = "client_saturated" // 1: the client could not keep its rate
+	ExtraLogUnparsed    = "log_lines_unparsed"
 )
 
 // ExtraInsignificant is the key set to 1 when too few samples back the

@@ -156,6 +156,10 @@ type Result struct {
 	// same cell measured without them, paired by round: the ratio of the
 	// main figure, its interval and verdict (set once every round ran).
 	VsQuiet *Comparison `json:"vs_quiet,omitempty"`
+	// VsUntuned compares a result measured with a --tuning profile with
+	// the same cell measured untuned (tuning=none) in the same run, paired
+	// by round: the ratio of the main figure, its interval and verdict.
+	VsUntuned *Comparison `json:"vs_untuned,omitempty"`
 }
 
 // Metrics holds the figures of a result. A metric that does not apply to a

@@ -33,6 +33,7 @@ import (
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/tuning"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -76,6 +77,8 @@ type Plan struct {
 	Neighbours   string
 	AllToAllPods []int
 	Spreads      []string
+	// Tunings are --tuning's profiles (see experiment.Plan).
+	Tunings []string
 	// Out, when set, receives the results after every finished cell
 	// (atomically, marked incomplete until the run ends).
 	Out string
@@ -249,7 +252,7 @@ func (p *Plan) experimentPlan() *experiment.Plan {
 		Cases: p.Cases, Workloads: p.Workloads, Params: p.Params, Rounds: p.Repeat, Pin: p.Pin,
 		LBs: p.LBs, Services: p.Services, StartupPods: p.StartupPods, Backend: p.backend(), Log: p.Log,
 		MessageSizes: p.MessageSizes, Parallel: p.Parallel, Neighbours: p.Neighbours,
-		AllToAllPods: p.AllToAllPods, Spreads: p.Spreads,
+		AllToAllPods: p.AllToAllPods, Spreads: p.Spreads, Tunings: p.Tunings,
 	}
 }
 
@@ -302,6 +305,9 @@ func (p *Plan) Validate() error {
 	}
 	if err := checkExperimentFlags(ep, shares); err != nil {
 		return err
+	}
+	if len(p.Tunings) > 0 && p.BackendName != "" && p.BackendName != labbackend.Name {
+		return fmt.Errorf("--tuning tunes the lab's own namespaces; the %s backend's are not cnperf's to tune: drop --tuning or use --backend lab", p.BackendName)
 	}
 	for _, sh := range shares {
 		if err := sh.Experiment.Validate(ep, sh.Workloads); err != nil {
@@ -493,6 +499,18 @@ func checkExperimentFlags(p *experiment.Plan, shares []experiment.Share) error {
 		return fmt.Errorf("--parallel applies to the pair workloads (e.g. tcp_rr, tcp_stream; not rate steps, services or alltoall); select one with --workloads or drop --parallel")
 	case (len(p.AllToAllPods) > 0 || len(p.Spreads) > 0) && !has("alltoall"):
 		return fmt.Errorf("--pods and --spread apply to the alltoall workload; add it to --workloads or drop them")
+	}
+	if len(p.Tunings) > 0 {
+		for _, t := range p.Tunings {
+			if _, err := tuning.Get(t); err != nil {
+				return err
+			}
+		}
+		for _, sh := range shares {
+			if sh.Experiment.Name() != "pairs" {
+				return fmt.Errorf("--tuning applies to the pair workloads (e.g. tcp_rr, tcp_stream, http_rate); not with %s (%s): drop --tuning or run them separately", sh.Experiment.Name(), strings.Join(sh.Workloads, ","))
+			}
+		}
 	}
 	return nil
 }

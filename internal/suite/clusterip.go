@@ -25,6 +25,11 @@ func ClusterIP() Suite {
 		Params:    workload.Params{Duration: 3 * time.Second},
 		LBs:       []string{"none", "iptables", "nftables", "ipvs", "ebpf-socket", "ebpf-tc"},
 		Services:  []int{1, 10000},
+		// every load balancer, 1 and 1,000 services, short and long
+		// connections (tcp_crr, tcp_rr) in 1 s cells
+		Shorten: func(s *Suite) {
+			s.Workloads, s.Services, s.Params.Duration = []string{"tcp_crr", "tcp_rr"}, []int{1, 1000}, time.Second
+		},
 	}
 }
 

@@ -27,6 +27,11 @@ func init() {
 		MessageSizes: []int{64, 256, 1024, 4096, 16384, 65507},
 		Params:       workload.Params{Duration: 2 * time.Second},
 		Rounds:       2,
+		// the cross-host rows, three sizes, 1 s cells
+		Shorten: func(s *Suite) {
+			s.Cases = crossHost(s.Cases)
+			s.MessageSizes, s.Params.Duration, s.Rounds = []int{64, 1024, 65507}, time.Second, 1
+		},
 	})
 	Register(Suite{
 		Name:    "interference",
@@ -46,6 +51,16 @@ func init() {
 		Neighbours: "busy:5",
 		Params:     workload.Params{Duration: 2 * time.Second},
 		Rounds:     3,
+		// host-gw against the user-space overlays, TCP stream, 2 rounds
+		Shorten: func(s *Suite) {
+			s.Cases = []runner.Case{
+				{Network: "baseline", Placement: netmode.CrossHost},
+				{Network: "host-gw", Placement: netmode.CrossHost},
+				{Network: "flannel-udp", Placement: netmode.CrossHost},
+				{Network: "weave", Placement: netmode.CrossHost},
+			}
+			s.Workloads, s.Params.Duration, s.Rounds = []string{"tcp_stream"}, time.Second, 2
+		},
 	})
 	Register(Suite{
 		Name:    "scalability",
@@ -63,5 +78,20 @@ func init() {
 		Spreads:      []string{"1:N-1", "balanced"},
 		Params:       workload.Params{Duration: 2 * time.Second, MessageSize: 1024},
 		Rounds:       2,
+		// 2, 4 and 8 pods, one round of 1 s cells
+		Shorten: func(s *Suite) {
+			s.AllToAllPods, s.Params.Duration, s.Rounds = []int{2, 4, 8}, time.Second, 1
+		},
 	})
+}
+
+// crossHost keeps the cross-host cases.
+func crossHost(cs []runner.Case) []runner.Case {
+	var out []runner.Case
+	for _, c := range cs {
+		if c.Placement == netmode.CrossHost {
+			out = append(out, c)
+		}
+	}
+	return out
 }

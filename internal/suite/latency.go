@@ -15,7 +15,7 @@ import (
 func SeedLatency() Suite {
 	s := Suite{
 		Name:    "seed-latency",
-		Summary: "constant-rate HTTP to nginx (350 B, 4 KB): max-rate search, then p50..p99.999 at 20/60/100% of it; host, host-gw, vxlan, macvlan, ipvlan",
+		Summary: "constant-rate HTTP to nginx (350 B, 4 KB): max-rate search, then p50..p99.999 at 20/60/100% of it; host, host-gw, vxlan, macvlan, ipvlan; untuned and with the study's tuning (--tuning none,study)",
 		Source:  "seeds/000 (Kubernetes network solutions comparison), latency tables",
 		Cases: []runner.Case{
 			{Network: "host", Placement: netmode.CrossHost},
@@ -29,6 +29,17 @@ func SeedLatency() Suite {
 				"server": "nginx", "response-size": "350,4096", "max-rate-search": "true",
 				"connections": "256",
 			},
+		},
+		// the study's host tuning, measured against none in the same run
+		Tunings: []string{"none", "study"},
+		// host and vxlan, 350 B only, untuned and tuned, two fixed rates
+		// of 1 s instead of the search (up to 24 steps a cell) and its ladder
+		Shorten: func(s *Suite) {
+			s.Cases = []runner.Case{{Network: "host", Placement: netmode.CrossHost}, {Network: "vxlan", Placement: netmode.CrossHost}}
+			s.Params.Duration = time.Second
+			s.Params.Extra["response-size"] = "350"
+			s.Params.Extra["max-rate-search"] = "false"
+			s.Params.Extra["rate"] = "2000,10000"
 		},
 	}
 	// macvlan and ipvlan are rows where this cnperf has them (a kernel

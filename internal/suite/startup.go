@@ -24,6 +24,8 @@ func init() {
 			{Network: "calico-bgp", Placement: netmode.CrossHost},
 		},
 		Workloads: []string{runner.StartupName},
+		// every network, 3 pods a round instead of 10
+		Shorten: func(s *Suite) { s.StartupPods, s.Rounds = 3, 1 },
 	})
 	Register(Suite{
 		Name:    "overlays",
@@ -39,5 +41,9 @@ func init() {
 		},
 		Workloads: []string{"tcp_rr", "udp_rr", "tcp_stream", "udp_stream"},
 		Params:    workload.Params{Duration: 5 * time.Second},
+		// every overlay, TCP only, 1 s cells
+		Shorten: func(s *Suite) {
+			s.Workloads, s.Params.Duration, s.Rounds = []string{"tcp_rr", "tcp_stream"}, time.Second, 1
+		},
 	})
 }

@@ -5,6 +5,7 @@
 package suite
 
 import (
+	"maps"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -30,9 +31,35 @@ type Suite struct {
 	Neighbours   string
 	AllToAllPods []int
 	Spreads      []string
+	// Tunings are the host-tuning profiles the pair cells are measured
+	// with (--tuning overrides them); none: the lab untuned.
+	Tunings []string
 	// Rounds is how many interleaved rounds the suite runs by default
 	// (--repeat overrides it); 0 means 1.
 	Rounds int
+	// StartupPods is the start-up experiment's pods per round (0: its
+	// default); --startup-pods overrides it.
+	StartupPods int
+	// Shorten makes the suite's --quick version from a copy of it: fewer
+	// rounds, sizes, pods, networks and shorter cells, the same
+	// experiment, under two minutes on a 2-CPU machine. Nil: one round of
+	// 1 s cells.
+	Shorten func(s *Suite)
+}
+
+// Quick is the suite's --quick version: flags the user gives still
+// override it.
+func (s Suite) Quick() Suite {
+	q := s
+	q.Cases = append([]runner.Case(nil), s.Cases...)
+	q.Params.Extra = maps.Clone(s.Params.Extra)
+	q.Summary = "(quick) " + s.Summary
+	if s.Shorten == nil {
+		q.Params.Duration, q.Rounds = time.Second, 1
+		return q
+	}
+	s.Shorten(&q)
+	return q
 }
 
 var reg = registry.New[Suite]("suite", "`cnperf suites` lists them")
@@ -66,6 +93,8 @@ var Default = Suite{
 	// verdict on every ratio, about three minutes on a 2-CPU machine
 	Params: workload.Params{Duration: 3 * time.Second},
 	Rounds: 3,
+	// every row and workload, two rounds of 1 s cells: still an interval
+	Shorten: func(s *Suite) { s.Params.Duration, s.Rounds = time.Second, 2 },
 }
 
 func init() {
@@ -83,6 +112,7 @@ func init() {
 		},
 		Workloads: []string{"tcp_rr", "udp_rr", "tcp_stream", "udp_stream"},
 		Params:    workload.Params{Duration: 5 * time.Second},
+		Shorten:   func(s *Suite) { s.Params.Duration, s.Rounds = time.Second, 1 },
 	})
 }
 

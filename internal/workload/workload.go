@@ -211,9 +211,17 @@ func ValidateExtra(names []string, extra map[string]string) error {
 	for _, k := range keys {
 		v := extra[k]
 		var takers []Workload
+		measureTakes := false
 		for _, n := range names {
-			if _, ok := GetMeasure(n); ok {
-				continue // not an agent workload: takes no workload options
+			if m, ok := GetMeasure(n); ok {
+				// not an agent workload: it takes the options it declares
+				if s, ok := option.Find(m.Options, k); ok {
+					if err := s.Check(v); err != nil {
+						return fmt.Errorf("--%s %q: %s", k, v, strings.TrimPrefix(err.Error(), fmt.Sprintf("option %s=%q: ", k, v)))
+					}
+					measureTakes = true
+				}
+				continue
 			}
 			w, err := Get(n)
 			if err != nil {
@@ -228,12 +236,17 @@ func ValidateExtra(names []string, extra map[string]string) error {
 			}
 			takers = append(takers, w)
 		}
-		if len(takers) == 0 {
+		if len(takers) == 0 && !measureTakes {
 			given := "--" + k + " " + v
 			if v == "" {
 				given = "--" + k
 			}
 			all := Takers(k)
+			for _, n := range MeasureNames() {
+				if m, _ := GetMeasure(n); func() bool { _, ok := option.Find(m.Options, k); return ok }() {
+					all = append(all, n)
+				}
+			}
 			if len(all) == 0 {
 				return fmt.Errorf("%s: no workload takes --%s; drop it", given, k)
 			}
@@ -309,6 +322,9 @@ type Varied interface {
 type Measure struct {
 	Name, Summary string
 	Figures       []result.Figure
+	// Options are the workload options (Params.Extra keys, flags of the
+	// agent workloads it drives) it takes; none by default.
+	Options []option.Spec
 }
 
 var measures = registry.New[Measure]("measurement", "`cnperf workloads` lists them")

@@ -24,6 +24,7 @@ import (
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/tuning"
 )
 
 // Name is the backend's name.
@@ -123,6 +124,8 @@ type Deployment struct {
 	b     *Backend
 	pods  map[string]*podState
 	order []string
+	// Tuned is what the topology's tuning profile did, nil when untuned.
+	Tuned *result.Tuning
 }
 
 type podState struct {
@@ -235,6 +238,18 @@ func (b *Backend) DeployLab(ctx context.Context, topo backend.Topology) (d *Depl
 		}
 		d.order = append(d.order, ps.Name)
 	}
+	if topo.Tuning != "" && topo.Tuning != tuning.None {
+		prof, err := tuning.Get(topo.Tuning)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := tuning.Apply(ctx, l, prof)
+		if err != nil {
+			return nil, err
+		}
+		d.Tuned = &rec
+		b.logf("  tuned %s: %d namespaces, NOTRACK in %d, RPS on %d devices", prof.Name, rec.Namespaces, rec.NoTrack, rec.RPSDevices)
+	}
 	d.Ready = time.Since(t0)
 	b.logf("  %s ready in %v", m.Name(), d.Ready.Round(time.Millisecond))
 	return d, nil
@@ -330,6 +345,9 @@ func (d *Deployment) Commands() []string { return d.Lab.Commands() }
 
 // Environment records the lab's offloads and sysctls (from its first host).
 func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
+	if d.Tuned != nil {
+		env.Tunings = tuning.Merge(env.Tunings, *d.Tuned)
+	}
 	if env.Offloads != nil {
 		return
 	}

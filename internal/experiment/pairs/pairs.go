@@ -7,12 +7,15 @@ package pairs
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
+	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/tuning"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -90,33 +93,48 @@ func Topology(network string, placements []backend.Placement, clientCPU, serverC
 	return t, pairs
 }
 
-// Units implements experiment.Experiment: one unit per network.
+// Units implements experiment.Experiment: one unit per network, or, with
+// --tuning, one per network and tuning profile (each a deployment of its
+// own, tuned once its pods are up), their cells interleaved in the rounds
+// and labelled "tuning=NAME" at the end of their step.
 func (Pairs) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, error) {
-	var order []string
-	byNet := map[string][]backend.Placement{}
-	for _, c := range p.Cases {
-		if _, seen := byNet[c.Network]; !seen {
-			order = append(order, c.Network)
-		}
-		byNet[c.Network] = append(byNet[c.Network], c.Placement)
-	}
+	order, byNet := ByNetwork(p)
 	ccpu, scpu := p.CPUs()
 	var units []sched.Unit
 	port := 5201
-	for _, net := range order {
-		topo, pairs := Topology(net, byNet[net], ccpu, scpu)
-		u := sched.Unit{Name: net, Backend: p.Backend, Topology: topo, Skip: result.Skip{Network: net}}
-		for _, pr := range pairs {
-			for _, name := range workloads {
-				w, _ := workload.Get(name)
-				base := p.Params
-				w.Defaults(&base)
-				u.Cells = append(u.Cells, Cell(string(pr.Placement)+" "+name, w, base, pr.Placement, pr.Client, pr.Server, p.PinParam(), &port))
+	tunings := p.Tunings
+	if len(tunings) == 0 {
+		tunings = []string{""}
+	}
+	for _, tn := range tunings {
+		for _, net := range order {
+			topo, pairs := Topology(net, byNet[net], ccpu, scpu)
+			topo.Tuning = tn
+			name, v := net, Variant{}
+			if tn != "" {
+				name += " " + tuning.Label(tn)
+				v.Suffix = tuning.Label(tn)
 			}
+			u := sched.Unit{Name: name, Backend: p.Backend, Topology: topo, Skip: result.Skip{Network: net}}
+			for _, pr := range pairs {
+				for _, wname := range workloads {
+					w, _ := workload.Get(wname)
+					base := p.Params
+					w.Defaults(&base)
+					u.Cells = append(u.Cells, VariantCell(string(pr.Placement)+" "+wname+suffix(v.Suffix), w, base, pr.Placement, pr.Client, pr.Server, p.PinParam(), &port, v))
+				}
+			}
+			units = append(units, u)
 		}
-		units = append(units, u)
 	}
 	return units, nil
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " " + s
 }
 
 // Cell measures workload w between client and server, each step of a
@@ -132,16 +150,19 @@ func Cell(name string, w workload.Workload, base workload.Params, pl backend.Pla
 type Variant struct {
 	Step  string
 	Flows int
+	// Suffix ends every step's label (the tuning profile: "tuning=study"),
+	// after the workload's own (so a search step still starts "search ").
+	Suffix string
 }
 
 func (v Variant) step(label string) string {
-	switch {
-	case v.Step == "":
-		return label
-	case label == "":
-		return v.Step
+	var parts []string
+	for _, s := range []string{v.Step, label, v.Suffix} {
+		if s != "" {
+			parts = append(parts, s)
+		}
 	}
-	return v.Step + " " + label
+	return strings.Join(parts, " ")
 }
 
 // VariantCell is Cell with a variant.
@@ -160,6 +181,9 @@ func VariantCell(name string, w workload.Workload, base workload.Params, pl back
 			res.Placement, res.Step, res.Round = string(pl), v.step(label), round
 			if pin != "" {
 				res.Params["pinned_cpus"] = pin
+			}
+			if _, prof := tuning.StepOf(v.Suffix); prof != "" {
+				res.Params["tuning"] = prof
 			}
 			if res.Error != "" {
 				sr.Err = fmt.Errorf("%s", res.Error)
@@ -181,4 +205,70 @@ func ByNetwork(p *experiment.Plan) (order []string, placements map[string][]back
 		placements[c.Network] = append(placements[c.Network], c.Placement)
 	}
 	return order, placements
+}
+
+// Finish implements experiment.Finisher: with --tuning none and another
+// profile, every tuned result gets the ratio of its cell's main figure to
+// the same cell untuned (tuning=none), paired by round, with its interval
+// and verdict (VsUntuned).
+func (Pairs) Finish(run *result.Run) {
+	type cell struct {
+		idx    []int
+		vals   []float64
+		better result.Better
+	}
+	untuned := map[result.CellKey]map[int]float64{}
+	cells := map[result.CellKey]*cell{}
+	var order []result.CellKey
+	for i, r := range run.Results {
+		_, prof := tuning.StepOf(r.Step)
+		if r.Error != "" || prof == "" {
+			continue
+		}
+		w, err := workload.Get(r.Workload)
+		if err != nil {
+			continue
+		}
+		f := w.Figures()[0]
+		v, ok := r.Metrics.Value(f.Key)
+		if !ok {
+			continue
+		}
+		k := r.Key()
+		if prof == tuning.None {
+			if untuned[k] == nil {
+				untuned[k] = map[int]float64{}
+			}
+			untuned[k][r.Round] = v
+			continue
+		}
+		c := cells[k]
+		if c == nil {
+			c = &cell{better: f.Better}
+			cells[k] = c
+			order = append(order, k)
+		}
+		c.idx = append(c.idx, i)
+		c.vals = append(c.vals, v)
+	}
+	for _, k := range order {
+		c := cells[k]
+		uk := k
+		uk.Step = tuning.WithProfile(k.Step, tuning.None)
+		var a, b []float64
+		for j, i := range c.idx {
+			if uv, ok := untuned[uk][run.Results[i].Round]; ok {
+				a, b = append(a, c.vals[j]), append(b, uv)
+			}
+		}
+		cmp, ok := stats.Paired(a, b, c.better, stats.Default)
+		if !ok {
+			continue
+		}
+		cmp.Against = uk
+		for _, i := range c.idx {
+			cp := cmp
+			run.Results[i].VsUntuned = &cp
+		}
+	}
 }
