@@ -327,9 +327,10 @@ func TestOverlayCrossesUnderlay(t *testing.T) {
 		t.Errorf("the overlay's traffic did not cross the underlay as VXLAN: %d VXLAN frames for the server, %d bytes received on the underlay, %d sent",
 			c.inner.Load(), rx, sent)
 	}
-	if c.dropped.Load() == 0 && c.bytes.Load() < sent {
-		t.Errorf("the capture dropped nothing but saw %d inner bytes for the server, fewer than the %d sent", c.bytes.Load(), sent)
-	}
+	// no bound on the capture's byte count: frames still queued on its
+	// socket when it stops are neither seen nor counted as dropped (CI on
+	// a fresh machine saw 5.1 of 26.9 MB), so the exact witness of volume
+	// is the interface counter above; the capture proves the encapsulation
 	if c.clear.Load() > 0 {
 		t.Errorf("%d frames to the server's overlay address crossed the underlay unencapsulated", c.clear.Load())
 	}
