@@ -220,7 +220,7 @@ bindAddress: 10.100.0.$n
 clusterCIDR: $POD_CIDR
 mode: ${KUBE_PROXY_MODE:-iptables}
 conntrack: {maxPerCore: 0, min: 0}
-metricsBindAddress: 127.0.0.1:10249
+metricsBindAddress: 10.100.0.$n:10249 # /proxyMode, read by cnperf through the API server's node proxy
 healthzBindAddress: 127.0.0.1:10256
 EOF
 }
@@ -249,6 +249,9 @@ up() {
   for n in $(seq 1 "$nodes"); do up_node "$n" "$bin"; done
   for n in $(seq 1 "$nodes"); do
     wait_for 180 "node n$n Ready" "node-n$n" node_ready "n$n"
+    # the pod network is plain files on the node: say what it is where the
+    # API shows it (cnperf's kubernetes backend records it)
+    kctl annotate node "n$n" --overwrite cnperf.cni="bridge+host-local (containernetworking-plugins), host-gw routes" >/dev/null
   done
   trap - EXIT INT TERM
   log "up: $nodes nodes Ready"

@@ -220,7 +220,7 @@ func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
 			return true, ""
 		}
 	}
-	return false, fmt.Sprintf("on kubernetes, %s runs %s", network, backend.JoinPlacements(k.placements))
+	return false, fmt.Sprintf("on kubernetes, %s runs %s; use one of them with --placement", network, backend.JoinPlacements(k.placements))
 }
 
 // Placements implements backend.Backend.

@@ -66,8 +66,8 @@ func (Services) Validate(p *experiment.Plan, workloads []string) error {
 			return fmt.Errorf("load balancer %s listed twice", name)
 		}
 		seen[name] = true
-		if name == svc.None {
-			continue
+		if name == svc.None || name == svc.ClusterProxy {
+			continue // the pod IP; a cluster's own proxy (the kubernetes backend's)
 		}
 		if _, err := svc.New(name); err != nil {
 			return err
