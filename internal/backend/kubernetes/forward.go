@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
+	streamhttp "k8s.io/streaming/pkg/httpstream"
 )
 
 // Forwarder reaches a TCP port on 127.0.0.1 inside a pod's network
@@ -50,8 +51,10 @@ func (f *apiForwarder) dialer(u *url.URL) (httpstream.Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// the WebSocket transport reports k8s.io/streaming's upgrade failure
+	// (apimachinery's twin is not the same type), as kubectl checks
 	return portforward.NewFallbackDialer(ws, d, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+		return streamhttp.IsUpgradeFailure(err) || streamhttp.IsHTTPSProxyError(err) || httpstream.IsUpgradeFailure(err)
 	}), nil
 }
 
