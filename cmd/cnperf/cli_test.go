@@ -203,7 +203,7 @@ var badInputs = []struct {
 	{[]string{"run", "--networks", "host", "--kubeconfig", "/etc/passwd"}, "--kubeconfig applies to --backend kubernetes"},
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--namespace-prefix", "X"}, `--namespace-prefix "X": use up to 30 lower-case`},
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--networks", "vxlan"}, `kubernetes backend has no network "vxlan"`},
-	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--networks", "baseline", "--placement", "same-pod"}, "on kubernetes, baseline runs same-host, cross-host"},
+	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--networks", "baseline", "--placement", "same-pod"}, "on kubernetes, baseline runs cross-host, same-host"},
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--lb", "iptables"}, "on --backend kubernetes use --lb cluster"},
 	{[]string{"run", "--networks", "bridge", "--lb", "cluster"}, "--lb cluster is a Kubernetes cluster's own service proxy; use it with --backend kubernetes"},
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--kubeconfig", "/nonexistent/kubeconfig", "--placement", "same-node,cross-node"}, "--kubeconfig /nonexistent/kubeconfig: no such file or directory; give the cluster's kubeconfig file"},

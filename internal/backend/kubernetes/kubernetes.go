@@ -104,9 +104,9 @@ type netKind struct {
 }
 
 var kinds = map[string]netKind{
-	"pod":      {placements: []backend.Placement{backend.SameHost, backend.CrossHost, backend.SamePod}, summary: "the cluster's pod network (its CNI), pods pinned to nodes"},
-	"host":     {hostNetwork: true, placements: []backend.Placement{backend.SameHost, backend.CrossHost}, summary: "hostNetwork: true pods: the node's own network namespace"},
-	"baseline": {hostNetwork: true, placements: []backend.Placement{backend.SameHost, backend.CrossHost}, summary: "no pod networking (hostNetwork: true pods)"},
+	"pod":      {placements: []backend.Placement{backend.CrossHost, backend.SameHost, backend.SamePod}, summary: "the cluster's pod network (its CNI), pods pinned to nodes"},
+	"host":     {hostNetwork: true, placements: []backend.Placement{backend.CrossHost, backend.SameHost}, summary: "hostNetwork: true pods: the node's own network namespace"},
+	"baseline": {hostNetwork: true, placements: []backend.Placement{backend.CrossHost, backend.SameHost}, summary: "no pod networking (hostNetwork: true pods)"},
 }
 
 // Networks lists the networks the backend deploys.

@@ -269,10 +269,10 @@ func TestDeployGolden(t *testing.T) {
 }
 
 // servicesTopology is what the services experiment asks the backend for.
-func servicesTopology(t *testing.T, b backend.Backend) (backend.Topology, []string) {
+func servicesTopology(t *testing.T, b backend.Backend, pl backend.Placement) (backend.Topology, []string) {
 	t.Helper()
 	us, err := services.Services{}.Units(&experiment.Plan{
-		Cases: []experiment.Case{{Network: "pod", Placement: backend.CrossHost}}, Workloads: []string{"tcp_rr"},
+		Cases: []experiment.Case{{Network: "pod", Placement: pl}}, Workloads: []string{"tcp_rr"},
 		LBs: []string{svc.ClusterProxy}, Services: []int{3}, Backend: b,
 	}, []string{"tcp_rr"})
 	if err != nil || len(us) != 1 {
@@ -288,24 +288,27 @@ func servicesTopology(t *testing.T, b backend.Backend) (backend.Topology, []stri
 }
 
 // TestServicesGolden: three ClusterIP services in front of the backend
-// pods (labelled for them), the client alone on its node; on two nodes the
-// three backend hosts share the second.
+// pods (labelled for them); cross-node, the client alone on its node (on
+// two nodes the three backend hosts share the second), same-node all on one.
 func TestServicesGolden(t *testing.T) {
 	for _, tc := range []struct {
-		nodes int
-		where string
+		nodes     int
+		placement backend.Placement
+		where     string
 	}{
-		{2, "c1=n1 b1=n2 b2=n2 b3=n2"},
-		{3, "c1=n1 b1=n2 b2=n3 b3=n2"},
+		{2, backend.CrossHost, "c1=n1 b1=n2 b2=n2 b3=n2"},
+		{3, backend.CrossHost, "c1=n1 b1=n2 b2=n3 b3=n2"},
+		{2, backend.SameHost, "c1=n1 b1=n1 b2=n1 b3=n1"},
 	} {
-		t.Run(fmt.Sprint(tc.nodes, "nodes"), func(t *testing.T) {
+		name := fmt.Sprintf("%s-%dnodes", tc.placement, tc.nodes)
+		t.Run(name, func(t *testing.T) {
 			b, f := newFake(t, nodes(tc.nodes)...)
 			var probed []string
 			b.probe = func(_ context.Context, d *Deployment, client string, backends []string, set *backend.ServiceSet) error {
 				probed = append(probed, client+"->"+set.Target.String()+" via "+strings.Join(backends, ","))
 				return nil
 			}
-			topo, backends := servicesTopology(t, b)
+			topo, backends := servicesTopology(t, b, tc.placement)
 			dep, err := b.Deploy(context.Background(), topo)
 			if err != nil {
 				t.Fatal(err)
@@ -337,7 +340,7 @@ func TestServicesGolden(t *testing.T) {
 			if err := dep.Teardown(); err != nil {
 				t.Fatal(err)
 			}
-			golden.Check(t, fmt.Sprintf("services-%dnodes", tc.nodes), f.writes())
+			golden.Check(t, "services-"+name, f.writes())
 		})
 	}
 }
