@@ -337,7 +337,11 @@ up_control() {
     --authorization-mode=Node,RBAC --service-cluster-ip-range=$SVC_CIDR --allow-privileged=true \
     --service-account-issuer=https://kubernetes.default.svc \
     --service-account-key-file="$D/pki/sa.pub" --service-account-signing-key-file="$D/pki/sa.key" \
-    --enable-priority-and-fairness=false --profiling=false
+    --enable-priority-and-fairness=false --profiling=false \
+    --kubelet-preferred-address-types=InternalIP
+  # (kubelets are reached by address: the default tries the Hostname address
+  # first, "nN", which nothing resolves here; logs, exec and port-forward
+  # and the node proxy go through it)
   wait_for 180 kube-apiserver kube-apiserver kctl get --raw /readyz
 
   start kube-controller-manager "$P-cp" cp "$bin/kube-controller-manager" \

@@ -195,11 +195,8 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 		}
 	}()
 	for _, kp := range d.kpods {
-		if _, err := cl.Core.Pods(d.ns).Create(ctx, d.podObject(kp), metav1.CreateOptions{}); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, cl.explain(err, "create pod "+kp.name+" in "+d.ns)
+		if err := d.createPod(ctx, kp); err != nil {
+			return nil, err
 		}
 	}
 	if err := d.waitRunning(ctx); err != nil {
@@ -211,6 +208,31 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 	d.Ready = time.Since(t0)
 	b.logf("  %s ready in %v", topo.Network, d.Ready.Round(time.Millisecond))
 	return d, nil
+}
+
+// createPod creates kp's pod. A namespace just made has no default
+// ServiceAccount until the controller manager adds it, and the
+// ServiceAccount admission refuses pods until then: that refusal is waited
+// out (for the deployment's wait limit), any other is an error.
+func (d *Deployment) createPod(ctx context.Context, kp *kpod) error {
+	deadline := time.Now().Add(d.b.waitLimit())
+	for {
+		_, err := d.cl.Core.Pods(d.ns).Create(ctx, d.podObject(kp), metav1.CreateOptions{})
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "error looking up service account") || time.Now().After(deadline) {
+			return d.cl.explain(err, "create pod "+kp.name+" in "+d.ns)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(4 * d.b.pollEvery()):
+		}
+	}
 }
 
 func (d *Deployment) nodeList() string {

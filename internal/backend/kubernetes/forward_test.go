@@ -158,7 +158,7 @@ func TestForward(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Error(err)
+		t.Errorf("%v (the tunnel's last error: %v)", err, tun.LastError())
 	}
 	pf.mu.Lock()
 	paths := strings.Join(pf.paths, "\n")

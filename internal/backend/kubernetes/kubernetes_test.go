@@ -458,6 +458,34 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestServiceAccountRace: a namespace's default ServiceAccount comes a
+// moment after the namespace, and the admission refuses pods until then:
+// that refusal is waited out.
+func TestServiceAccountRace(t *testing.T) {
+	b, f := newFake(t, nodes(2)...)
+	refusals := 3
+	f.cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if refusals == 0 {
+			return false, nil, nil
+		}
+		refusals--
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "c1",
+			errors.New(`error looking up service account cnperf-t1/default: serviceaccount "default" not found`))
+	})
+	topo, _ := pairs.Topology("pod", []backend.Placement{backend.SameHost}, -1, -1)
+	d, err := b.Deploy(context.Background(), topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Teardown()
+	if refusals != 0 {
+		t.Errorf("%d refusals left", refusals)
+	}
+	if n := strings.Count(f.writes(), "# create pods"); n != 5 {
+		t.Errorf("%d pod creations, want 5 (3 refused, then c1 and s1)", n)
+	}
+}
+
 // TestConnectErrors: no kubeconfig, a missing one, a context it lacks, and
 // an API server nobody answers at.
 func TestConnectErrors(t *testing.T) {
