@@ -169,6 +169,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
+  # kubelet asks -998 for sandboxes (and -997 for Guaranteed pods): lowering
+  # oom_score_adj is refused on some machines (this one: even for root, so
+  # runc failed every sandbox with "can't get final child's PID from pipe");
+  # clamp it to containerd's own, as rootless setups do
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"

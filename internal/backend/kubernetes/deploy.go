@@ -415,8 +415,17 @@ func (d *Deployment) waitRunning(ctx context.Context) error {
 		if len(waiting) == 0 {
 			return nil
 		}
+		ev := d.warning(ctx)
+		if ev != nil && ev.Reason == "FailedCreatePodSandBox" && ev.Count >= 3 {
+			return fmt.Errorf("node %s cannot create pods (%s, %d times: %s); the node's container runtime refuses them, see its logs",
+				d.podNode(ev.InvolvedObject.Name), ev.Reason, ev.Count, clip(ev.Message))
+		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("pods not running after %v (%s); see kubectl -n %s describe pods", d.b.waitLimit(), strings.Join(waiting, ", "), d.ns)
+			last := ""
+			if ev != nil {
+				last = fmt.Sprintf("; last warning: pod %s %s: %s", ev.InvolvedObject.Name, ev.Reason, clip(ev.Message))
+			}
+			return fmt.Errorf("pods not running after %v (%s)%s; see kubectl -n %s describe pods", d.b.waitLimit(), strings.Join(waiting, ", "), last, d.ns)
 		}
 		select {
 		case <-ctx.Done():
@@ -424,6 +433,35 @@ func (d *Deployment) waitRunning(ctx context.Context) error {
 		case <-time.After(d.b.pollEvery()):
 		}
 	}
+}
+
+// warning is the latest Warning event about the deployment's pods, if the
+// kubeconfig's user may list events (not needed otherwise).
+func (d *Deployment) warning(ctx context.Context) *corev1.Event {
+	el, err := d.cl.Core.Events(d.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var last *corev1.Event
+	for i := range el.Items {
+		e := &el.Items[i]
+		if e.Type != corev1.EventTypeWarning || e.InvolvedObject.Kind != "Pod" || e.Reason == "MissingClusterDNS" {
+			continue
+		}
+		if last == nil || e.LastTimestamp.After(last.LastTimestamp.Time) || e.Count > last.Count {
+			last = e
+		}
+	}
+	return last
+}
+
+func (d *Deployment) podNode(name string) string {
+	for _, kp := range d.kpods {
+		if kp.name == name {
+			return kp.node
+		}
+	}
+	return "?"
 }
 
 // phase is a pod's state in a few words: Pending (ContainerCreating).

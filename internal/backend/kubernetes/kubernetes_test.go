@@ -421,6 +421,19 @@ func TestErrors(t *testing.T) {
 		}, want: "the agent of --image registry.example/cnperf:test exited in pod c1 on node n1 (Error, exit code 2: flag provided but not defined: -listen)", created: true},
 		{name: "pods never run", nodes: 2, placement: backend.SameHost, setup: waiting("ContainerCreating", ""),
 			want: "pods not running after 100ms (c1 Pending (ContainerCreating), s1 Pending (ContainerCreating)); see kubectl -n cnperf-t1 describe pods", created: true},
+		{name: "runtime refuses sandboxes", nodes: 2, placement: backend.SameHost, setup: func(f *fakeCluster) {
+			waiting("ContainerCreating", "")(f)
+			f.cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
+				err := f.cs.Tracker().Add(&corev1.Event{
+					ObjectMeta:     metav1.ObjectMeta{Name: p.Name + ".1", Namespace: p.Namespace},
+					InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: p.Name, Namespace: p.Namespace},
+					Type:           corev1.EventTypeWarning, Reason: "FailedCreatePodSandBox", Count: 3,
+					Message: "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: OCI runtime create failed: runc create failed: unable to start container process: can't get final child's PID from pipe: EOF: unknown",
+				})
+				return false, nil, err
+			})
+		}, want: "node n1 cannot create pods (FailedCreatePodSandBox, 3 times: Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: OCI runtime create failed: runc create failed: unable to start container process: can't get final child's PID from pipe: EOF: unknown); the node's container runtime refuses them, see its logs", created: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, f := newFake(t, nodes(tc.nodes)...)
