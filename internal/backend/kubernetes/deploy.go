@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -243,7 +244,9 @@ func (d *Deployment) nodeList() string {
 	sort.Ints(hs)
 	var s []string
 	for _, h := range hs {
-		s = append(s, d.nodes[h])
+		if !slices.Contains(s, d.nodes[h]) {
+			s = append(s, d.nodes[h])
+		}
 	}
 	return strings.Join(s, ",")
 }
