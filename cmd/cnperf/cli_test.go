@@ -196,7 +196,7 @@ var badInputs = []struct {
 	{[]string{"run", "--backend", "docker-lab", "--networks", "bridge", "--placement", "cross-host"}, "use --placement same-host"},
 	{[]string{"run", "--backend", "lab,docker-lab", "--networks", "host", "--mode-opt", "userland-proxy=false"}, "docker-lab:nat"},
 	{[]string{"run", "--backend", "docker-lab", "--networks", "nat", "--mode-opt", "seccomp=off"}, "one of default, unconfined"},
-	{[]string{"clean", "--backend", "podman"}, "use lab, docker or docker-lab"},
+	{[]string{"clean", "--backend", "podman"}, "use lab, docker, docker-lab or kubernetes"},
 	// the kubernetes backend (issue 15)
 	{[]string{"run", "--backend", "kubernetes", "--workloads", "tcp_rr"}, "--backend kubernetes needs --image"},
 	{[]string{"run", "--networks", "host", "--image", "cnperf:1"}, "--image applies to --backend kubernetes; drop it"},
