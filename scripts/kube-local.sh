@@ -169,6 +169,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
+  # kubelet asks -998 for sandboxes (and -997 for Guaranteed pods): lowering
+  # oom_score_adj is refused on some machines (this one: even for root, so
+  # runc failed every sandbox with "can't get final child's PID from pipe");
+  # clamp it to containerd's own, as rootless setups do
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -220,7 +225,7 @@ bindAddress: 10.100.0.$n
 clusterCIDR: $POD_CIDR
 mode: ${KUBE_PROXY_MODE:-iptables}
 conntrack: {maxPerCore: 0, min: 0}
-metricsBindAddress: 127.0.0.1:10249
+metricsBindAddress: 10.100.0.$n:10249 # /proxyMode, read by cnperf through the API server's node proxy
 healthzBindAddress: 127.0.0.1:10256
 EOF
 }
@@ -249,6 +254,9 @@ up() {
   for n in $(seq 1 "$nodes"); do up_node "$n" "$bin"; done
   for n in $(seq 1 "$nodes"); do
     wait_for 180 "node n$n Ready" "node-n$n" node_ready "n$n"
+    # the pod network is plain files on the node: say what it is where the
+    # API shows it (cnperf's kubernetes backend records it)
+    kctl annotate node "n$n" --overwrite cnperf.cni="bridge+host-local (containernetworking-plugins), host-gw routes" >/dev/null
   done
   trap - EXIT INT TERM
   log "up: $nodes nodes Ready"
@@ -334,7 +342,11 @@ up_control() {
     --authorization-mode=Node,RBAC --service-cluster-ip-range=$SVC_CIDR --allow-privileged=true \
     --service-account-issuer=https://kubernetes.default.svc \
     --service-account-key-file="$D/pki/sa.pub" --service-account-signing-key-file="$D/pki/sa.key" \
-    --enable-priority-and-fairness=false --profiling=false
+    --enable-priority-and-fairness=false --profiling=false \
+    --kubelet-preferred-address-types=InternalIP
+  # (kubelets are reached by address: the default tries the Hostname address
+  # first, "nN", which nothing resolves here; logs, exec and port-forward
+  # and the node proxy go through it)
   wait_for 180 kube-apiserver kube-apiserver kctl get --raw /readyz
 
   start kube-controller-manager "$P-cp" cp "$bin/kube-controller-manager" \

@@ -196,7 +196,19 @@ var badInputs = []struct {
 	{[]string{"run", "--backend", "docker-lab", "--networks", "bridge", "--placement", "cross-host"}, "use --placement same-host"},
 	{[]string{"run", "--backend", "lab,docker-lab", "--networks", "host", "--mode-opt", "userland-proxy=false"}, "docker-lab:nat"},
 	{[]string{"run", "--backend", "docker-lab", "--networks", "nat", "--mode-opt", "seccomp=off"}, "one of default, unconfined"},
-	{[]string{"clean", "--backend", "podman"}, "use lab, docker or docker-lab"},
+	{[]string{"clean", "--backend", "podman"}, "use lab, docker, docker-lab or kubernetes"},
+	// the kubernetes backend (issue 15)
+	{[]string{"run", "--backend", "kubernetes", "--workloads", "tcp_rr"}, "--backend kubernetes needs --image"},
+	{[]string{"run", "--networks", "host", "--image", "cnperf:1"}, "--image applies to --backend kubernetes; drop it"},
+	{[]string{"run", "--networks", "host", "--kubeconfig", "/etc/passwd"}, "--kubeconfig applies to --backend kubernetes"},
+	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--namespace-prefix", "X"}, `--namespace-prefix "X": use up to 30 lower-case`},
+	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--networks", "vxlan"}, `kubernetes backend has no network "vxlan"`},
+	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--networks", "baseline", "--placement", "same-pod"}, "on kubernetes, baseline runs cross-host, same-host"},
+	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--lb", "iptables"}, "on --backend kubernetes use --lb cluster"},
+	{[]string{"run", "--networks", "bridge", "--lb", "cluster"}, "--lb cluster is a Kubernetes cluster's own service proxy; use it with --backend kubernetes"},
+	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--kubeconfig", "/nonexistent/kubeconfig", "--placement", "same-node,cross-node"}, "--kubeconfig /nonexistent/kubeconfig: no such file or directory; give the cluster's kubeconfig file"},
+	{[]string{"clean", "--backend", "kubernetes", "--kubeconfig", "/nonexistent/kubeconfig"}, "--kubeconfig /nonexistent/kubeconfig: no such file or directory"},
+	{[]string{"clean", "--kubeconfig", "/etc/passwd"}, "apply to clean --backend kubernetes; drop them"},
 }
 
 // fixHint is how a message names its fix: what to use, give, choose,

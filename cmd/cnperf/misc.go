@@ -16,6 +16,7 @@ import (
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/dockerlab"
+	"github.com/cnperf/cnperf/internal/backend/kubernetes"
 	"github.com/cnperf/cnperf/internal/experiment/neighbours"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -234,16 +235,24 @@ func cmdClean(args []string) error {
 	fs := newFlags("clean")
 	force := fs.Bool("force", false, "also remove the labs of runs that are still going")
 	id := fs.String("id", "", "only this run's leftovers (the id in its namespace names, cnperf-ID-...)")
-	be := fs.String("backend", "lab", "lab (namespaces, processes, cgroups, state folders; also docker-lab's engines, which live in them) or docker (containers and networks labelled cnperf.run on the engine at DOCKER_HOST, and agent images of other cnperf binaries)")
+	be := fs.String("backend", "lab", "lab (namespaces, processes, cgroups, state folders; also docker-lab's engines, which live in them), docker (containers and networks labelled cnperf.run on the engine at DOCKER_HOST, and agent images of other cnperf binaries) or kubernetes (namespaces labelled cnperf.run on the cluster --kubeconfig names)")
+	var kube kubernetes.Options
+	fs.StringVar(&kube.Kubeconfig, "kubeconfig", "", "--backend kubernetes: the cluster's kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&kube.Context, "context", "", "--backend kubernetes: the kubeconfig context (default its current one)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *be != kubernetes.Name && (kube.Kubeconfig != "" || kube.Context != "") {
+		return errors.New("--kubeconfig and --context apply to clean --backend kubernetes; drop them or add --backend kubernetes")
 	}
 	switch *be {
 	case "lab", dockerlab.Name: // docker-lab's engines live in a lab: its cgroups, namespaces, folder
 	case docker.Name:
 		return cleanDocker(*id, *force)
+	case kubernetes.Name:
+		return cleanKubernetes(kube, *id, *force)
 	default:
-		return fmt.Errorf("clean --backend %q: use lab, docker or docker-lab", *be)
+		return fmt.Errorf("clean --backend %q: use lab, docker, docker-lab or kubernetes", *be)
 	}
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("needs root to delete network namespaces; run it as root")
@@ -298,6 +307,31 @@ func cleanDocker(id string, force bool) error {
 	}
 	if len(removed) == 0 && err == nil {
 		fmt.Println("nothing to clean on the docker engine")
+	}
+	return err
+}
+
+// cleanKubernetes deletes the namespaces dead runs left on the cluster, by
+// label, and waits until they are gone.
+func cleanKubernetes(o kubernetes.Options, id string, force bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cl, err := kubernetes.Connect(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := cl.Reachable(ctx); err != nil {
+		return err
+	}
+	removed, kept, err := kubernetes.Clean(ctx, cl, id, force)
+	for _, r := range removed {
+		fmt.Printf("removed kubernetes run %s: namespaces %s\n", r.Run, strings.Join(r.Namespaces, " "))
+	}
+	for _, r := range kept {
+		fmt.Printf("kept kubernetes run %s: still running or started elsewhere (use --force to remove it)\n", r.Run)
+	}
+	if len(removed) == 0 && err == nil {
+		fmt.Println("nothing to clean on the cluster")
 	}
 	return err
 }

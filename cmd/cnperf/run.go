@@ -10,17 +10,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/backend/kubernetes"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/suite"
+	"github.com/cnperf/cnperf/internal/svc"
 	"github.com/cnperf/cnperf/internal/tuning"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -148,7 +151,12 @@ type runSetup struct {
 // and writes nothing.
 func parseRun(args []string) (*runSetup, error) {
 	fs := newFlags("run")
-	backendName := fs.String("backend", "lab", "where the pods run: lab (network namespaces cnperf builds), docker (containers on the Docker engine at DOCKER_HOST, default socket), docker-lab (a Docker engine per lab host, started by cnperf, a swarm overlay between them); several side by side: lab,docker-lab")
+	backendName := fs.String("backend", "lab", "where the pods run: lab (network namespaces cnperf builds), docker (containers on the Docker engine at DOCKER_HOST, default socket), docker-lab (a Docker engine per lab host, started by cnperf, a swarm overlay between them), kubernetes (pods on the cluster --kubeconfig names); several side by side: lab,docker-lab")
+	var kube kubernetes.Options
+	fs.StringVar(&kube.Kubeconfig, "kubeconfig", "", "--backend kubernetes: the cluster's kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&kube.Context, "context", "", "--backend kubernetes: the kubeconfig context (default its current one)")
+	fs.StringVar(&kube.Prefix, "namespace-prefix", "", "--backend kubernetes: each deployment's namespace is PREFIX-<run id> (default cnperf)")
+	fs.StringVar(&kube.Image, "image", "", "--backend kubernetes: the agent image the nodes run, a static cnperf at /cnperf (see docs/kubernetes.md)")
 	suiteName := fs.String("suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
 	quick := fs.Bool("quick", false, "the suite's short version (fewer rounds, sizes, pods or networks, shorter cells): under 2 minutes on a 2-CPU machine")
 	networks := fs.String("networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
@@ -209,11 +217,14 @@ func parseRun(args []string) (*runSetup, error) {
 	if err := runner.CheckBackend(*backendName); err != nil {
 		return nil, err
 	}
+	if err := kubeFlags(fs, *backendName); err != nil {
+		return nil, err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	plan0 := runner.Plan{BackendName: *backendName, Agent: []string{self, "agent"}}
+	plan0 := runner.Plan{BackendName: *backendName, Agent: []string{self, "agent"}, Kubernetes: kube}
 	be, _ := plan0.NewBackend()
 	var pl placer = labPlacer{}
 	if *backendName != "lab" {
@@ -222,6 +233,9 @@ func parseRun(args []string) (*runSetup, error) {
 	cases := st.Cases
 	if *networks != "" || *placement != "" || *backendName != "lab" {
 		nets := splitList(*networks)
+		if len(nets) == 0 && *backendName == kubernetes.Name {
+			nets = []string{kubernetes.DefaultNetwork}
+		}
 		if len(nets) == 0 && *backendName != "lab" {
 			return nil, fmt.Errorf("--backend %s: name the networks to run, e.g. --networks bridge,host,nat", *backendName)
 		}
@@ -279,6 +293,7 @@ func parseRun(args []string) (*runSetup, error) {
 		Repeat:       cmp.Or(*repeat, st.Rounds),
 		StartupPods:  *startupPods,
 		BackendName:  *backendName,
+		Kubernetes:   kube,
 		Agent:        plan0.Agent,
 		MessageSizes: msgSizes,
 		Parallel:     cmp.Or(*parallel, st.Parallel),
@@ -303,7 +318,13 @@ func parseRun(args []string) (*runSetup, error) {
 			return nil, err
 		}
 	}
-	if err := applyServices(&plan, st, *lbs, *svcCounts, *networks != ""); err != nil {
+	if err := clusterLB(splitList(*lbs), *backendName); err != nil {
+		return nil, err
+	}
+	if err := applyServices(&plan, st, *lbs, *svcCounts, *networks != "" || *backendName == kubernetes.Name); err != nil {
+		return nil, err
+	}
+	if err := clusterLB(plan.LBs, *backendName); err != nil {
 		return nil, err
 	}
 	for _, f := range splitList(*pin) {
@@ -342,8 +363,21 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 	if !setup.quiet {
 		plan.Log = os.Stderr
 	}
-	if err := preflight(); err != nil {
-		return nil, "", err
+	// a run on a cluster alone builds nothing on this machine
+	if plan.BackendName != kubernetes.Name {
+		if err := preflight(); err != nil {
+			return nil, "", err
+		}
+	}
+	if setup.networks == "" && plan.BackendName == kubernetes.Name {
+		// the cluster is checked before anything is made, whichever networks
+		var nets []string
+		for _, c := range plan.Cases {
+			if !slices.Contains(nets, c.Network) {
+				nets = append(nets, c.Network)
+			}
+		}
+		setup.networks = strings.Join(nets, ",")
 	}
 	if setup.networks != "" {
 		check := func(n string) error {
@@ -541,4 +575,39 @@ func toolVersions() map[string]string {
 		m["iptables"] = strings.TrimSpace(string(out))
 	}
 	return m
+}
+
+// kubeFlags refuses the kubernetes backend's flags on a run without it,
+// and asks for --image on one with it, before anything is contacted.
+func kubeFlags(fs *flag.FlagSet, backendName string) error {
+	on := slices.Contains(strings.Split(backendName, ","), kubernetes.Name)
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "kubeconfig", "context", "namespace-prefix", "image":
+			if !on && err == nil {
+				err = fmt.Errorf("--%s applies to --backend kubernetes; drop it or add --backend kubernetes", f.Name)
+			}
+		}
+	})
+	if err != nil || !on {
+		return err
+	}
+	return (kubernetes.Options{Image: fs.Lookup("image").Value.String(), Prefix: fs.Lookup("namespace-prefix").Value.String()}).Validate()
+}
+
+// clusterLB checks --lb against the backends: a cluster's own proxy is the
+// kubernetes backend's; there, cnperf's replicas cannot be programmed.
+func clusterLB(lbs []string, backendName string) error {
+	bs := strings.Split(backendName, ",")
+	kube := slices.Contains(bs, kubernetes.Name)
+	for _, lb := range lbs {
+		switch {
+		case lb == svc.ClusterProxy && !kube:
+			return fmt.Errorf("--lb %s is a Kubernetes cluster's own service proxy; use it with --backend kubernetes", lb)
+		case kube && len(bs) == 1 && lb != svc.ClusterProxy && lb != svc.None:
+			return fmt.Errorf("--lb %s is one of cnperf's replicas; on --backend kubernetes use --lb %s (the cluster's proxy) or %s (the pod IP)", lb, svc.ClusterProxy, svc.None)
+		}
+	}
+	return nil
 }

@@ -19,7 +19,7 @@ func applyServices(plan *runner.Plan, st suite.Suite, lbs, counts string, networ
 	if lbs != "" {
 		plan.LBs = splitList(lbs)
 		for _, name := range plan.LBs {
-			if name == svc.None {
+			if name == svc.None || name == svc.ClusterProxy {
 				continue
 			}
 			lb, err := svc.New(name)

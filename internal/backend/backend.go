@@ -38,8 +38,15 @@ const (
 // AllPlacements in display order.
 var AllPlacements = []Placement{SamePod, SameHost, CrossHost}
 
-// ParsePlacement validates a placement name.
+// placementAliases are Kubernetes' words for the placements: a node is a host.
+var placementAliases = map[string]Placement{"same-node": SameHost, "cross-node": CrossHost}
+
+// ParsePlacement validates a placement name (same-node and cross-node are
+// same-host and cross-host).
 func ParsePlacement(s string) (Placement, error) {
+	if p, ok := placementAliases[s]; ok {
+		return p, nil
+	}
 	for _, p := range AllPlacements {
 		if string(p) == s {
 			return p, nil

@@ -34,6 +34,8 @@ type Environment struct {
 	// Tunings are the host-tuning profiles applied inside the lab's
 	// namespaces (--tuning), one record per profile over every lab tuned.
 	Tunings []Tuning `json:"tunings,omitempty"`
+	// Kubernetes describes the cluster of a kubernetes-backend run.
+	Kubernetes *Kubernetes `json:"kubernetes,omitempty"`
 }
 
 // Tuning is what a tuning profile did inside the lab's namespaces: the
@@ -57,6 +59,34 @@ type Tuning struct {
 	RPSDevices int    `json:"rps_devices"`
 	// NotApplied is each part of the profile cnperf did not apply, and why.
 	NotApplied []string `json:"not_applied,omitempty"`
+}
+
+// Kubernetes is what the API server shows of a cluster: its version, its
+// nodes, the pod network (CNI) and the kube-proxy mode, each "unknown (...)"
+// with the reason where the API does not show it.
+type Kubernetes struct {
+	Server    string           `json:"server"`            // the API server's URL
+	Context   string           `json:"context,omitempty"` // the kubeconfig context used
+	Version   string           `json:"version"`           // the API server's gitVersion
+	Platform  string           `json:"platform,omitempty"`
+	Nodes     []KubernetesNode `json:"nodes"`
+	CNI       string           `json:"cni"`
+	ProxyMode string           `json:"kube_proxy_mode"`
+	Image     string           `json:"image"` // the agent image (--image)
+}
+
+// KubernetesNode is one node as its status reports it.
+type KubernetesNode struct {
+	Name             string `json:"name"`
+	InternalIP       string `json:"internal_ip,omitempty"`
+	KubeletVersion   string `json:"kubelet_version"`
+	KernelVersion    string `json:"kernel"`
+	OSImage          string `json:"os_image,omitempty"`
+	ContainerRuntime string `json:"container_runtime"`
+	Architecture     string `json:"architecture,omitempty"`
+	CPUs             string `json:"cpus,omitempty"`   // capacity
+	Memory           string `json:"memory,omitempty"` // capacity
+	PodCIDR          string `json:"pod_cidr,omitempty"`
 }
 
 // SysctlsThatMatter are the host-wide knobs that change network results.

@@ -20,6 +20,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/dockerlab"
+	"github.com/cnperf/cnperf/internal/backend/kubernetes"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	_ "github.com/cnperf/cnperf/internal/experiment/all" // the experiments
@@ -86,6 +87,8 @@ type Plan struct {
 	Backend backend.Backend
 	// BackendName picks a registered backend (Backends); "" is the lab.
 	BackendName string
+	// Kubernetes are the kubernetes backend's options (--kubeconfig...).
+	Kubernetes kubernetes.Options
 }
 
 // backends are the backends a run can name, each made from the plan.
@@ -106,6 +109,9 @@ var backends = map[string]func(p *Plan, logf func(string, ...any)) backend.Backe
 			bin = p.Agent[0]
 		}
 		return dockerlab.New(p.Lab, bin, logf)
+	},
+	kubernetes.Name: func(p *Plan, logf func(string, ...any)) backend.Backend {
+		return kubernetes.New(p.Kubernetes, p.Lab.ID, logf)
 	},
 }
 

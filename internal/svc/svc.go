@@ -34,6 +34,11 @@ var ClusterCIDR = netip.MustParsePrefix("10.244.0.0/16")
 // None is the --lb name of the reference: the client dials a backend pod's IP.
 const None = "none"
 
+// ClusterProxy is the --lb name of a cluster's own service proxy
+// (kube-proxy in its mode, or whatever replaces it): the kubernetes
+// backend's only one.
+const ClusterProxy = "cluster"
+
 // ErrNoEndpoints is returned by a dial to a service that has no endpoints;
 // Kubernetes rejects such connections (ICMP port unreachable, or a refused
 // connect with socket load balancing).

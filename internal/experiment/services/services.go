@@ -1,7 +1,8 @@
 // Package services is the ClusterIP experiment (seed 003): per network,
 // for every load balancer and every scale step, a deployment with a client
-// pod on host 1 and backend pods on the other hosts, that many services
-// programmed in front of the backends (the measured one last, so it sits
+// pod on host 1 and backend pods on the other hosts (beside it on host 1
+// where a case asks for same-host), that many services programmed in
+// front of the backends (the measured one last, so it sits
 // at the end of any linear rule list), and each workload run with its
 // server half on every backend and its client half against the service's
 // virtual IP. The reference (lb "none") dials one backend's pod IP. Each
@@ -66,8 +67,8 @@ func (Services) Validate(p *experiment.Plan, workloads []string) error {
 			return fmt.Errorf("load balancer %s listed twice", name)
 		}
 		seen[name] = true
-		if name == svc.None {
-			continue
+		if name == svc.None || name == svc.ClusterProxy {
+			continue // the pod IP; a cluster's own proxy (the kubernetes backend's)
 		}
 		if _, err := svc.New(name); err != nil {
 			return err
@@ -121,19 +122,35 @@ func (Services) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, err
 	}
 	udp := needsUDP(workloads)
 	var units []sched.Unit
-	seen := map[string]bool{}
+	type key struct {
+		network string
+		same    bool
+	}
+	seen := map[key]bool{}
+	// per network its placements: a case asking for same-host puts the
+	// backends beside the client; any other, on other hosts where the
+	// backend has them (one topology each)
+	perNet := map[string]int{}
 	for _, c := range p.Cases {
-		if seen[c.Network] {
+		if k := (key{c.Network, c.Placement == backend.SameHost}); !seen[k] {
+			seen[k] = true
+			perNet[c.Network]++
+		}
+	}
+	seen = map[key]bool{}
+	for _, c := range p.Cases {
+		same := c.Placement == backend.SameHost
+		if seen[key{c.Network, same}] {
 			continue
 		}
-		seen[c.Network] = true
+		seen[key{c.Network, same}] = true
 		pls, err := p.Backend.Placements(c.Network)
 		if err != nil {
 			return nil, err
 		}
 		cross := false
 		for _, pl := range pls {
-			cross = cross || pl == backend.CrossHost
+			cross = cross || (pl == backend.CrossHost && !same)
 		}
 		topo := backend.Topology{Network: c.Network, Hosts: 1, OwnAddresses: true, Services: true}
 		topo.Pods = []backend.PodSpec{{Name: "c1", Host: 1, CPU: -1}}
@@ -158,7 +175,12 @@ func (Services) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, err
 				steps = []int{0}
 			}
 			for _, n := range steps {
-				units = append(units, unit(p, c.Network, lb, n, udp, topo, place, names, workloads))
+				u := unit(p, c.Network, lb, n, udp, topo, place, names, workloads)
+				if perNet[c.Network] > 1 { // both placements: tell the units apart
+					u.Name += " " + string(place)
+					u.Skip.Placement = string(place)
+				}
+				units = append(units, u)
 			}
 		}
 	}

@@ -1,13 +1,16 @@
 package services
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/workload"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
 )
@@ -96,5 +99,58 @@ func TestServiceStep(t *testing.T) {
 	}
 	if got := step(0, nil, ""); got != "" {
 		t.Errorf("reference step %q, want empty", got)
+	}
+}
+
+// placer is a backend as far as Units asks: its placements of a network.
+type placer struct {
+	backend.Backend
+	pls []backend.Placement
+}
+
+func (p placer) Placements(string) ([]backend.Placement, error) { return p.pls, nil }
+func (p placer) Name() string                                   { return "test" }
+
+// TestUnitsPlacement: a same-host case puts the backends beside the
+// client; any other case, on other hosts where the backend has them; a
+// network asked in both gets a unit per placement.
+func TestUnitsPlacement(t *testing.T) {
+	where := func(u sched.Unit) string {
+		var s []string
+		for _, p := range u.Topology.Pods {
+			s = append(s, fmt.Sprintf("%s@%d", p.Name, p.Host))
+		}
+		return fmt.Sprintf("%s hosts=%d %s", u.Name, u.Topology.Hosts, strings.Join(s, " "))
+	}
+	multi := placer{pls: []backend.Placement{backend.CrossHost, backend.SameHost}}
+	single := placer{pls: []backend.Placement{backend.SameHost}}
+	for _, tc := range []struct {
+		name  string
+		be    backend.Backend
+		cases []experiment.Case
+		want  []string
+	}{
+		{"cross", multi, []experiment.Case{{Network: "host-gw", Placement: backend.CrossHost}},
+			[]string{"host-gw lb=iptables services=1 hosts=3 c1@1 b1@2 b2@3 b3@2"}},
+		{"same", multi, []experiment.Case{{Network: "host-gw", Placement: backend.SameHost}},
+			[]string{"host-gw lb=iptables services=1 hosts=1 c1@1 b1@1 b2@1 b3@1"}},
+		{"both", multi, []experiment.Case{{Network: "host-gw", Placement: backend.SameHost}, {Network: "host-gw", Placement: backend.CrossHost}},
+			[]string{"host-gw lb=iptables services=1 same-host hosts=1 c1@1 b1@1 b2@1 b3@1", "host-gw lb=iptables services=1 cross-host hosts=3 c1@1 b1@2 b2@3 b3@2"}},
+		{"one host only", single, []experiment.Case{{Network: "bridge", Placement: backend.SameHost}},
+			[]string{"bridge lb=iptables services=1 hosts=1 c1@1 b1@1 b2@1 b3@1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			us, err := Services{}.Units(&experiment.Plan{Cases: tc.cases, LBs: []string{"iptables"}, Backend: tc.be}, []string{"tcp_crr"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, u := range us {
+				got = append(got, where(u))
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("units\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
 	}
 }
