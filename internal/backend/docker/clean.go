@@ -145,8 +145,8 @@ func sortedKeysOf(s []string) []string {
 // proxyServes says whether a docker-proxy process serves host port port.
 func proxyServes(port int) bool { return len(proxyPIDs([]int{port})) > 0 }
 
-// procCPUSeconds is a process's user+system CPU time (/proc/PID/stat).
-func procCPUSeconds(pid int) float64 {
+// ProcCPUSeconds is a process's user+system CPU time (/proc/PID/stat).
+func ProcCPUSeconds(pid int) float64 {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0

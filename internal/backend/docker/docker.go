@@ -577,14 +577,14 @@ func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool
 		return 0, false
 	}
 	dev := "eth0"
-	if sameNetNS(p.PID, q.PID) {
+	if SameNetNS(p.PID, q.PID) {
 		dev = "lo"
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/dev", p.PID))
 	if err != nil {
 		return 0, false
 	}
-	return parseNetDev(string(b), dev)
+	return ParseNetDev(string(b), dev)
 }
 
 // SNMP implements backend.SNMPReader: /proc/PID/net/snmp is the pod's
@@ -616,19 +616,20 @@ func (d *Deployment) DaemonCPUSeconds() (float64, bool) {
 	}
 	var total float64
 	for _, pid := range proxyPIDs(ports) {
-		total += procCPUSeconds(pid)
+		total += ProcCPUSeconds(pid)
 	}
 	return total, true
 }
 
-func sameNetNS(a, b int) bool {
+// SameNetNS: processes a and b share a network namespace.
+func SameNetNS(a, b int) bool {
 	x, err1 := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", a))
 	y, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", b))
 	return err1 == nil && err2 == nil && x == y
 }
 
-// parseNetDev reads dev's received bytes from /proc/net/dev text.
-func parseNetDev(s, dev string) (uint64, bool) {
+// ParseNetDev reads dev's received bytes from /proc/net/dev text.
+func ParseNetDev(s, dev string) (uint64, bool) {
 	for _, line := range strings.Split(s, "\n") {
 		name, rest, ok := strings.Cut(line, ":")
 		if !ok || strings.TrimSpace(name) != dev {

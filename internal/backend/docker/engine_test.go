@@ -317,7 +317,7 @@ func TestParseNetDev(t *testing.T) {
 		want uint64
 		ok   bool
 	}{{"lo", 1234, true}, {"eth0", 987654321, true}, {"eth1", 0, false}} {
-		got, ok := parseNetDev(s, tc.dev)
+		got, ok := ParseNetDev(s, tc.dev)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("%s: %d %v, want %d %v", tc.dev, got, ok, tc.want, tc.ok)
 		}

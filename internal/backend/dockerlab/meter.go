@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/result"
@@ -66,14 +67,14 @@ func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool
 	if d.kind.mode == modeHost {
 		dev = p.en.host.Dev
 	}
-	if sameNetNS(p.PID, q.PID) {
+	if docker.SameNetNS(p.PID, q.PID) {
 		dev = "lo"
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/dev", p.PID))
 	if err != nil {
 		return 0, false
 	}
-	return parseNetDev(string(b), dev)
+	return docker.ParseNetDev(string(b), dev)
 }
 
 // SNMP implements backend.SNMPReader.
@@ -112,7 +113,7 @@ func (d *Deployment) DaemonCPUSeconds() (float64, bool) {
 			continue
 		}
 		found = true
-		total += procCPUSeconds(pid)
+		total += docker.ProcCPUSeconds(pid)
 	}
 	return total, found
 }
@@ -143,47 +144,4 @@ func (c *cluster) enginePIDs() []int {
 		}
 	}
 	return out
-}
-
-func sameNetNS(a, b int) bool {
-	x, err1 := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", a))
-	y, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", b))
-	return err1 == nil && err2 == nil && x == y
-}
-
-// parseNetDev reads dev's received bytes from /proc/net/dev text.
-func parseNetDev(s, dev string) (uint64, bool) {
-	for _, line := range strings.Split(s, "\n") {
-		name, rest, ok := strings.Cut(line, ":")
-		if !ok || strings.TrimSpace(name) != dev {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			return 0, false
-		}
-		v, err := strconv.ParseUint(f[0], 10, 64)
-		return v, err == nil
-	}
-	return 0, false
-}
-
-// procCPUSeconds is a process's user+system CPU time (/proc/PID/stat).
-func procCPUSeconds(pid int) float64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseFloat(f[11], 64)
-	k, _ := strconv.ParseFloat(f[12], 64)
-	return (u + k) / 100
 }
