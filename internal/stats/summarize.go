@@ -272,7 +272,7 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 	if w := noiseWarning(run.Summaries, figures); w != "" {
 		warnings = append(warnings, w)
 	}
-	if w := busyWarning(run.Results); w != "" {
+	if w := busyWarning(run.Results, run.Environment.Sysctls[AutogroupSysctl] == "1"); w != "" {
 		warnings = append(warnings, w)
 	}
 	warnings = append(warnings, failureWarnings(run.Results)...)
@@ -401,9 +401,17 @@ func OtherCPUs(r result.Result) (float64, bool) {
 	return (c.MachineS - c.AgentsS - daemons) / c.WallS, true
 }
 
+// AutogroupSysctl is the kernel switch that groups CPU time by session.
+// With it on (most distributions' default), every session competes for the
+// CPUs as one group, so other sessions' work takes its share from cnperf's
+// agents however nice or SCHED_IDLE it is: a finding of issue 10 on the
+// development VM (docs/validation.md), hence the hint in the busy warning.
+const AutogroupSysctl = "kernel.sched_autogroup_enabled"
+
 // busyWarning warns when, in the median cell, other work kept more than
-// BusyCPUs busy: figures are then those of a shared machine.
-func busyWarning(rs []result.Result) string {
+// BusyCPUs busy: figures are then those of a shared machine. autogroup
+// says the kernel grouped CPU time by session during the run.
+func busyWarning(rs []result.Result, autogroup bool) string {
 	var xs []float64
 	for _, r := range rs {
 		if r.Error != "" {
@@ -420,6 +428,10 @@ func busyWarning(rs []result.Result) string {
 	if m <= BusyCPUs {
 		return ""
 	}
-	return fmt.Sprintf("%sbesides cnperf's agents and daemons, other work kept %.1f CPUs busy during the median cell (of %d); a steady load slows every round alike, so ratios stay comparable but rates, latencies and CPU costs are those of a shared machine: stop other work on this machine, or pin the agents (--pin 0,1)",
+	w := fmt.Sprintf("%sbesides cnperf's agents and daemons, other work kept %.1f CPUs busy during the median cell (of %d); a steady load slows every round alike, so ratios stay comparable but rates, latencies and CPU costs are those of a shared machine: stop other work on this machine, or pin the agents (--pin 0,1)",
 		WarnBusy, m, len(xs))
+	if autogroup {
+		w += "; " + AutogroupSysctl + "=1 here, so other sessions' work competes with the agents as whole groups however nice it is: `sysctl -w " + AutogroupSysctl + "=0` while measuring lets niced work yield"
+	}
+	return w
 }

@@ -338,23 +338,31 @@ func TestBusyWarning(t *testing.T) {
 		return r
 	}
 	for _, c := range []struct {
-		name string
-		rs   []result.Result
-		warn bool
+		name      string
+		rs        []result.Result
+		autogroup string
+		warn      bool
+		hint      bool
 	}{
-		{"idle", []result.Result{res(2.0, 2.1, 0), res(3.6, 3.5, 0), res(2.0, 2.0, 0)}, false},
-		{"daemons", []result.Result{res(3.9, 1.4, 1.2), res(3.8, 1.5, 1.1), res(3.9, 1.5, 1.2)}, false},
-		{"hog", []result.Result{res(4.0, 2.0, 0), res(4.0, 2.2, 0), res(4.0, 2.7, 0)}, true},
-		{"no cpu figures", []result.Result{{Network: "host", Workload: "tcp_rr", Round: 1}}, false},
+		{"idle", []result.Result{res(2.0, 2.1, 0), res(3.6, 3.5, 0), res(2.0, 2.0, 0)}, "1", false, false},
+		{"daemons", []result.Result{res(3.9, 1.4, 1.2), res(3.8, 1.5, 1.1), res(3.9, 1.5, 1.2)}, "", false, false},
+		{"hog", []result.Result{res(4.0, 2.0, 0), res(4.0, 2.2, 0), res(4.0, 2.7, 0)}, "0", true, false},
+		{"hog, autogroup", []result.Result{res(4.0, 2.0, 0), res(4.0, 2.2, 0), res(4.0, 2.7, 0)}, "1", true, true},
+		{"no cpu figures", []result.Result{{Network: "host", Workload: "tcp_rr", Round: 1}}, "1", false, false},
 	} {
 		run := &result.Run{Results: c.rs}
-		Summarize(run, nil)
-		got := false
-		for _, w := range run.Warnings {
-			got = got || strings.HasPrefix(w, WarnBusy)
+		if c.autogroup != "" {
+			run.Environment.Sysctls = map[string]string{AutogroupSysctl: c.autogroup}
 		}
-		if got != c.warn {
-			t.Errorf("%s: busy warning %v, want %v (%q)", c.name, got, c.warn, run.Warnings)
+		Summarize(run, nil)
+		got, hint := false, false
+		for _, w := range run.Warnings {
+			if strings.HasPrefix(w, WarnBusy) {
+				got, hint = true, strings.Contains(w, AutogroupSysctl+"=0")
+			}
+		}
+		if got != c.warn || hint != c.hint {
+			t.Errorf("%s: busy warning %v (autogroup hint %v), want %v (%v): %q", c.name, got, hint, c.warn, c.hint, run.Warnings)
 		}
 	}
 }
