@@ -188,6 +188,7 @@ var badInputs = []struct {
 	{[]string{"run", "--backend", "docker", "--workloads", "tcp_rr"}, "name the networks to run"},
 	{[]string{"run", "--backend", "docker", "--networks", "vxlan"}, `docker backend has no network "vxlan"`},
 	{[]string{"run", "--backend", "docker", "--networks", "bridge", "--placement", "cross-host"}, "one Docker engine is one host"},
+	{[]string{"run", "--backend", "docker", "--networks", "macvlan"}, "cannot run macvlan: its parent link would be in this machine's own network namespace, which cnperf never changes; use --backend docker-lab"},
 	{[]string{"run", "--backend", "docker", "--networks", "bridge", "DOCKER_HOST=unix:///nonexistent/docker.sock"}, "no Docker engine reachable"},
 	{[]string{"clean", "--backend", "docker", "DOCKER_HOST=unix:///nonexistent/docker.sock"}, "no Docker engine reachable"},
 	// docker-lab: an engine per lab host (issue 14)

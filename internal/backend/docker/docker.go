@@ -80,6 +80,21 @@ func Networks() []string {
 	return sortedKeysOf(out)
 }
 
+// noNetwork is the error for a network the backend does not deploy.
+// macvlan is refused by design: a Docker macvlan network's parent is a
+// link in the engine's network namespace, which for the user's engine is
+// this machine's own, and cnperf never changes that namespace; docker-lab
+// runs it on each lab host's own underlay link instead.
+func noNetwork(network string) error {
+	switch network {
+	case "macvlan":
+		return errors.New("the docker backend cannot run macvlan: its parent link would be in this machine's own network namespace, which cnperf never changes; use --backend docker-lab (a macvlan network on each lab host's underlay link)")
+	case "overlay", "docker-overlay":
+		return fmt.Errorf("the docker backend has no network %q: one engine is one host; use --backend docker-lab --networks docker-overlay (a swarm of an engine per lab host)", network)
+	}
+	return fmt.Errorf("the docker backend has no network %q; use one of %s", network, strings.Join(Networks(), ", "))
+}
+
 // Backend deploys topologies on a Docker engine.
 type Backend struct {
 	Host   string // DOCKER_HOST-style address; "" = $DOCKER_HOST or the default socket
@@ -132,7 +147,7 @@ func (b *Backend) Engine(ctx context.Context) (*Engine, error) {
 // engine answers.
 func (b *Backend) Check(network string) error {
 	if _, ok := kinds[network]; !ok {
-		return fmt.Errorf("the docker backend has no network %q; use one of %s", network, strings.Join(Networks(), ", "))
+		return noNetwork(network)
 	}
 	_, err := b.Engine(context.Background())
 	return err
@@ -142,7 +157,7 @@ func (b *Backend) Check(network string) error {
 func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
 	k, ok := kinds[network]
 	if !ok {
-		return false, fmt.Sprintf("the docker backend has no network %q; use one of %s", network, strings.Join(Networks(), ", "))
+		return false, noNetwork(network).Error()
 	}
 	for _, q := range k.placements {
 		if q == p {
@@ -159,7 +174,7 @@ func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
 func (b *Backend) Placements(network string) ([]backend.Placement, error) {
 	k, ok := kinds[network]
 	if !ok {
-		return nil, fmt.Errorf("the docker backend has no network %q; use one of %s", network, strings.Join(Networks(), ", "))
+		return nil, noNetwork(network)
 	}
 	return k.placements, nil
 }
@@ -241,7 +256,7 @@ const ctlMount = "/ctl"
 func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.Deployment, err error) {
 	k, ok := kinds[topo.Network]
 	if !ok {
-		return nil, fmt.Errorf("the docker backend has no network %q; use one of %s", topo.Network, strings.Join(Networks(), ", "))
+		return nil, noNetwork(topo.Network)
 	}
 	if topo.Hosts > 1 {
 		return nil, backend.Skip("one Docker engine is one host; this topology needs " + strconv.Itoa(topo.Hosts))

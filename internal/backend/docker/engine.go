@@ -453,6 +453,26 @@ type NetworkConfig struct {
 	// Attachable: plain containers (docker run --network) may join a
 	// swarm-scoped overlay network, not only services' tasks.
 	Attachable bool `json:"Attachable,omitempty"`
+	// IPAM sets the addresses (docker network create --subnet, --ip-range,
+	// --gateway); nil leaves them to the engine.
+	IPAM *IPAM `json:"IPAM,omitempty"`
+}
+
+// IPAM is a network's address management.
+type IPAM struct {
+	Driver string       `json:"Driver"`
+	Config []IPAMConfig `json:"Config"`
+}
+
+// IPAMConfig is one subnet of a network: the containers' addresses come
+// from IPRange (a part of Subnet), Gateway is the address the engine
+// reserves as the containers' default route, and AuxAddresses are others
+// it does not hand out (--aux-address name=ip).
+type IPAMConfig struct {
+	Subnet       string            `json:"Subnet"`
+	IPRange      string            `json:"IPRange,omitempty"`
+	Gateway      string            `json:"Gateway,omitempty"`
+	AuxAddresses map[string]string `json:"AuxiliaryAddresses,omitempty"`
 }
 
 // CreateNetwork creates a network and returns its id.

@@ -392,4 +392,22 @@ func TestPlacements(t *testing.T) {
 	if err := b.Check("bridge"); err == nil || !strings.Contains(err.Error(), "no Docker engine reachable") {
 		t.Errorf("Check with no engine = %v", err)
 	}
+	// macvlan is refused before any engine is contacted (this one has
+	// none), in one line that names docker-lab
+	for _, f := range []func() error{
+		func() error { return b.Check("macvlan") },
+		func() error { _, err := b.Placements("macvlan"); return err },
+		func() error {
+			_, err := b.Deploy(context.Background(), backend.Topology{Network: "macvlan"})
+			return err
+		},
+	} {
+		err := f()
+		if err == nil || !strings.Contains(err.Error(), "use --backend docker-lab") || !strings.Contains(err.Error(), "own network namespace") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("macvlan on --backend docker: %v, want one line naming --backend docker-lab", err)
+		}
+	}
+	if ok, why := b.Allows("macvlan", backend.SameHost); ok || !strings.Contains(why, "docker-lab") {
+		t.Errorf("Allows(macvlan) = %v %q", ok, why)
+	}
 }

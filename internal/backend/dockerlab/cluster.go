@@ -27,6 +27,7 @@ const engineWait = 2 * time.Minute
 // networks share one real cluster); the last one to go tears it down.
 type cluster struct {
 	b    *Backend
+	run  string // the run id (the labels' cnperf.run)
 	lab  *lab.Lab
 	refs int
 
@@ -35,8 +36,9 @@ type cluster struct {
 	swarm   bool
 	token   string
 	phases  map[string]time.Duration
-	made    []string // hidden targets that did not exist and were made
-	calls   []string // the API calls that built it, for the record
+	made    []string    // hidden targets that did not exist and were made
+	calls   []string    // the API calls that built it, for the record
+	macRefs map[int]int // per host: the deployments using its engine's macvlan network
 }
 
 // engine is one host's Docker engine.
@@ -64,7 +66,7 @@ func (b *Backend) newCluster(ctx context.Context, run string, hosts int) (*clust
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{b: b, lab: l, engines: map[int]*engine{}, phases: map[string]time.Duration{}}
+	c := &cluster{b: b, run: run, lab: l, engines: map[int]*engine{}, phases: map[string]time.Duration{}, macRefs: map[int]int{}}
 	if err := l.Create(ctx); err != nil {
 		_ = c.teardown()
 		return nil, err

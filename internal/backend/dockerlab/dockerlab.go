@@ -7,9 +7,10 @@
 // cnperf binary into each (nothing is pulled), and, for the overlay,
 // joins the engines in a swarm over the lab's underlay. The pods are
 // containers on those engines, on Docker's own networks: docker0 (bridge),
-// -p across hosts (nat, docker-proxy on or off), --network host, and an
+// -p across hosts (nat, docker-proxy on or off), --network host, an
 // attachable swarm overlay (docker-overlay: libnetwork's VXLAN, with
-// gossip, optionally IPsec-encrypted). The network names are cnperf's, so
+// gossip, optionally IPsec-encrypted), and a macvlan network whose parent
+// is each lab host's own underlay link (see macvlan.go). The network names are cnperf's, so
 // that `--backend lab,docker-lab` puts each beside the lab's replica.
 //
 // The machine's own Docker engine is never contacted, and nothing of the
@@ -53,6 +54,7 @@ const (
 	modeHost    = "host"
 	modeBridge  = "bridge" // docker0, the engine's default network
 	modeOverlay = "overlay"
+	modeMacvlan = "macvlan" // the cluster's macvlan network on each engine
 )
 
 // netKind is how a network of cnperf maps to Docker's on the engines.
@@ -74,6 +76,8 @@ var kinds = map[string]netKind{
 		summary: "docker run -p on docker0: the server's port published on its host's underlay address and dialled there"},
 	"docker-overlay": {placements: []backend.Placement{backend.CrossHost, backend.SameHost}, mode: modeOverlay,
 		summary: "a swarm's attachable overlay network (libnetwork: VXLAN 4789, gossip), containers joined with docker run --network"},
+	"macvlan": {placements: []backend.Placement{backend.CrossHost, backend.SameHost}, mode: modeMacvlan,
+		summary: "a Docker macvlan network (bridge mode) on each engine, parent the lab host's underlay link: the pod network on-link, each engine's addresses from its host's /24; no container reaches its own host's underlay address"},
 }
 
 // Networks lists the networks the backend deploys.
@@ -216,6 +220,9 @@ func (b *Backend) Check(network string) error {
 	if k.mode == modeOverlay && !b.kernelConfig().Has("CONFIG_VXLAN") {
 		return errors.New("docker-lab's docker-overlay needs CONFIG_VXLAN (VXLAN devices); this kernel lacks it")
 	}
+	if k.mode == modeMacvlan && !b.kernelConfig().Has("CONFIG_MACVLAN") {
+		return errors.New("docker-lab's macvlan needs CONFIG_MACVLAN (macvlan devices); this kernel lacks it: use docker-overlay or bridge")
+	}
 	return b.CheckOptions(network, b.Lab.ModeOptions)
 }
 
@@ -344,21 +351,22 @@ func (b *Backend) lastRef(c *cluster) bool {
 
 // Deployment is a topology deployed as containers on the cluster's engines.
 type Deployment struct {
-	id, run string
-	network string
-	kind    netKind
-	b       *Backend
-	c       *cluster
-	dir     string // control folder (bind-mounted at /ctl)
-	netName string // the overlay network
-	netHost int    // the engine the overlay network was created on
-	labels  map[string]string
-	pods    map[string]*pod
-	order   []string
-	calls   []string
-	Ready   time.Duration
-	done    bool
-	mu      sync.Mutex
+	id, run  string
+	network  string
+	kind     netKind
+	b        *Backend
+	c        *cluster
+	dir      string // control folder (bind-mounted at /ctl)
+	netName  string // the overlay network, or the cluster's macvlan network
+	netHost  int    // the engine the overlay network was created on
+	macHosts []int  // the engines whose macvlan network this one holds a reference to
+	labels   map[string]string
+	pods     map[string]*pod
+	order    []string
+	calls    []string
+	Ready    time.Duration
+	done     bool
+	mu       sync.Mutex
 }
 
 type pod struct {
@@ -442,6 +450,15 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 			return nil, err
 		}
 	}
+	if k.mode == modeMacvlan {
+		d.netName = c.macvlanName()
+		for _, h := range used {
+			if err := c.acquireMacvlan(ctx, h); err != nil {
+				return nil, err
+			}
+			d.macHosts = append(d.macHosts, h)
+		}
+	}
 	for _, ps := range topo.Pods {
 		en, err := c.engine(ctx, ps.Host)
 		if err != nil {
@@ -472,7 +489,7 @@ func (d *Deployment) networkMode() string {
 	switch d.kind.mode {
 	case modeHost:
 		return "host"
-	case modeOverlay:
+	case modeOverlay, modeMacvlan:
 		return d.netName
 	}
 	return "bridge"
@@ -554,7 +571,7 @@ func (d *Deployment) start(ctx context.Context, p *pod) error {
 	}
 	p.Agent, p.PID = c, cj.State.Pid
 	p.IP = p.en.host.IP
-	if d.kind.mode == modeOverlay {
+	if d.kind.mode == modeOverlay || d.kind.mode == modeMacvlan {
 		p.IP = netip.Addr{}
 		if n, ok := cj.NetworkSettings.Networks[d.netName]; ok {
 			p.IP, _ = netip.ParseAddr(n.IPAddress)
@@ -645,6 +662,10 @@ func (d *Deployment) Params() map[string]any {
 	if d.kind.mode == modeOverlay {
 		p["overlay_encrypted"] = d.b.encrypt()
 	}
+	if d.kind.mode == modeMacvlan {
+		p["macvlan_parent"] = d.c.lab.Hosts[0].Dev + " of each lab host (the underlay link)"
+		p["macvlan_subnet"] = d.c.lab.Cfg.PodNet.String()
+	}
 	return p
 }
 
@@ -691,7 +712,8 @@ func (d *Deployment) Teardown() error {
 
 // removeObjects removes the deployment's containers from every engine,
 // then its overlay network from the manager (retried while the workers'
-// endpoints on it are still going away).
+// endpoints on it are still going away), or gives back its references to
+// the engines' macvlan network (removed with the last one).
 func (d *Deployment) removeObjects(ctx context.Context) error {
 	label := docker.LabelDeploy + "=" + d.labels[docker.LabelDeploy]
 	d.c.mu.Lock()
@@ -712,6 +734,15 @@ func (d *Deployment) removeObjects(ctx context.Context) error {
 				errs = append(errs, err)
 			}
 		}
+	}
+	if d.kind.mode == modeMacvlan {
+		for _, h := range d.macHosts {
+			if err := d.c.releaseMacvlan(ctx, h); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		d.macHosts = nil
+		return errors.Join(errs...)
 	}
 	if d.netName == "" {
 		return errors.Join(errs...)

@@ -129,7 +129,7 @@ func fakeBackend(missing string, kernel string, opts map[string]string) *Backend
 	return b
 }
 
-const fullKernel = "CONFIG_VXLAN=y\nCONFIG_XFRM_USER=y\nCONFIG_INET_ESP=m\nCONFIG_CRYPTO_GCM=y\nCONFIG_NETFILTER_XT_MATCH_POLICY=y\nCONFIG_NETFILTER_XT_MATCH_U32=y\n"
+const fullKernel = "CONFIG_VXLAN=y\nCONFIG_MACVLAN=y\nCONFIG_XFRM_USER=y\nCONFIG_INET_ESP=m\nCONFIG_CRYPTO_GCM=y\nCONFIG_NETFILTER_XT_MATCH_POLICY=y\nCONFIG_NETFILTER_XT_MATCH_U32=y\n"
 
 func TestCheck(t *testing.T) {
 	cases := []struct {
@@ -147,7 +147,9 @@ func TestCheck(t *testing.T) {
 			map[string]string{"encrypt": "true"}, "this kernel lacks CONFIG_INET_ESP (IPsec ESP), CONFIG_CRYPTO_GCM (AES-GCM): drop --mode-opt encrypt=true"},
 		{"encrypt ok", "docker-overlay", "", fullKernel, map[string]string{"encrypt": "true"}, ""},
 		{"encrypt off", "docker-overlay", "", "CONFIG_VXLAN=y\n", map[string]string{"encrypt": "false"}, ""},
-		{"unknown", "overlay", "", fullKernel, nil, `docker-lab has no network "overlay" (Docker's swarm overlay is docker-overlay); use one of baseline, bridge, docker-overlay, host, nat`},
+		{"unknown", "overlay", "", fullKernel, nil, `docker-lab has no network "overlay" (Docker's swarm overlay is docker-overlay); use one of baseline, bridge, docker-overlay, host, macvlan, nat`},
+		{"macvlan ok", "macvlan", "", fullKernel, nil, ""},
+		{"no macvlan", "macvlan", "", "CONFIG_VXLAN=y\n", nil, "docker-lab's macvlan needs CONFIG_MACVLAN (macvlan devices); this kernel lacks it"},
 		{"container", "container", "", fullKernel, nil, "--backend docker runs container"},
 	}
 	for _, c := range cases {

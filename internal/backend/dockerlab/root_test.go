@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,6 +22,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/dockerlab"
+	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
@@ -559,6 +562,9 @@ func TestBadInput(t *testing.T) {
 		path string
 		want string
 	}{
+		// the user's engine is in this machine's namespace: a macvlan
+		// network there would need a parent link of the machine's
+		{"macvlan on docker", []string{"--backend", "docker", "--networks", "macvlan"}, "", "cannot run macvlan: its parent link would be in this machine's own network namespace, which cnperf never changes; use --backend docker-lab"},
 		{"no dockerd", []string{"--networks", "nat"}, noDockerd, "docker-lab needs dockerd, not found in PATH; install it (apt-get install docker.io)"},
 		{"container", []string{"--networks", "container"}, "", `docker-lab has no network "container"`},
 		{"overlay", []string{"--networks", "overlay"}, "", "docker-overlay"},
@@ -573,8 +579,13 @@ func TestBadInput(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			run := "b" + lab.NewID()
-			cmd := exec.Command(bin, append([]string{"run", "--backend", "docker-lab", "--workloads", "tcp_rr", "--no-baseline", "--duration", "1s",
-				"--out", filepath.Join(t.TempDir(), "r.json")}, tc.args...)...)
+			args := tc.args
+			if !slices.Contains(args, "--backend") {
+				args = append([]string{"--backend", "docker-lab"}, args...)
+			}
+			host := snapshotHost(t, run)
+			cmd := exec.Command(bin, append([]string{"run", "--workloads", "tcp_rr", "--no-baseline", "--duration", "1s",
+				"--out", filepath.Join(t.TempDir(), "r.json")}, args...)...)
 			cmd.Env = append(os.Environ(), "CNPERF_RUN_ID="+run)
 			if tc.path != "" {
 				cmd.Env = append(cmd.Env, "PATH="+tc.path)
@@ -582,9 +593,220 @@ func TestBadInput(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 			if err == nil || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
-				t.Errorf("cnperf run %v: %v, output:\n%s\nwant one line with %q", tc.args, err, out, tc.want)
+				t.Errorf("cnperf run %v: %v, output:\n%s\nwant one line with %q", args, err, out, tc.want)
 			}
 			assertClean(t, run)
+			host.assertUntouched(t, run)
+			if _, err := os.Stat(filepath.Join(docker.StateRoot, run)); err == nil {
+				t.Errorf("the docker backend's control folder %s was made", filepath.Join(docker.StateRoot, run))
+			}
 		})
 	}
+}
+
+// labEngine connects to the engine of host i of run's cluster.
+func labEngine(ctx context.Context, t *testing.T, run string, i int) *docker.Engine {
+	t.Helper()
+	e, err := docker.NewEngine("unix://" + filepath.Join(lab.StateRoot, run+dockerlab.ClusterSuffix, "e"+string(rune('0'+i)), "docker.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Negotiate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// macvlanNets counts the macvlan networks on e.
+func macvlanNets(ctx context.Context, t *testing.T, e *docker.Engine) int {
+	t.Helper()
+	ns, err := e.Networks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, x := range ns {
+		if x.Driver == "macvlan" {
+			n++
+		}
+	}
+	return n
+}
+
+// underlayIP is the address of eth0 in namespace ns.
+func underlayIP(t *testing.T, ns string) netip.Addr {
+	t.Helper()
+	out, err := exec.Command("ip", "-n", ns, "-4", "-o", "addr", "show", "dev", "eth0").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if p, err := netip.ParsePrefix(f); err == nil {
+			return p.Addr()
+		}
+	}
+	t.Fatalf("no address on eth0 in %s: %s", ns, out)
+	return netip.Addr{}
+}
+
+// TestMacvlan: docker-lab's macvlan is a Docker macvlan network on each
+// engine whose parent is the lab host's own underlay link. Two macvlan
+// deployments at once share the engines' network; every container's
+// address is from its host's /24 of the pod network; a stream between
+// two containers of one host stays in the parent's macvlan bridge (the
+// host's underlay link does not see it) and one to another host crosses
+// the lab's underlay (the receiving host's link counts it); a container
+// reaches the other host's underlay address but not its own host's
+// (macvlan's rule). Torn down while a nat deployment keeps the engines,
+// the macvlan deployments leave no container and no network on them; the
+// last teardown leaves no engine, namespace or cgroup, and the machine's
+// own engine is untouched.
+func TestMacvlan(t *testing.T) {
+	needEngines(t)
+	if err := dockerlab.New(lab.Config{}, "", nil).Check("macvlan"); err != nil {
+		t.Skipf("no macvlan here: %v", err)
+	}
+	run := "m" + lab.NewID()
+	b := dockerlab.New(lab.Config{ID: run}, labtest.AgentBinary(t), t.Logf)
+	host := snapshotHost(t, run)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var live []backend.Deployment
+	defer func() {
+		for i := len(live) - 1; i >= 0; i-- {
+			if err := live[i].Teardown(); err != nil {
+				t.Error(err)
+			}
+		}
+		assertClean(t, run)
+		host.assertUntouched(t, run)
+	}()
+	deploy := func(network string, pls ...backend.Placement) (backend.Deployment, []pairs.Pair) {
+		topo, prs := pairs.Topology(network, pls, -1, -1)
+		d, err := b.Deploy(ctx, topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live = append(live, d)
+		return d, prs
+	}
+	nat, _ := deploy("nat", backend.CrossHost) // keeps the engines up after the macvlan ones go
+	d, prs := deploy("macvlan", backend.CrossHost, backend.SameHost)
+	d2, _ := deploy("macvlan", backend.CrossHost, backend.SameHost) // the same networks, a second user
+	e1, e2 := labEngine(ctx, t, run, 1), labEngine(ctx, t, run, 2)
+	for i, e := range []*docker.Engine{e1, e2} {
+		if n := macvlanNets(ctx, t, e); n != 1 {
+			t.Errorf("engine %d holds %d macvlan networks, want 1 shared by both deployments", i+1, n)
+		}
+	}
+	podNet := netip.MustParsePrefix("10.244.0.0/16")
+	seen := map[netip.Addr]string{}
+	for _, dd := range []backend.Deployment{d, d2} {
+		for _, name := range []string{"c1", "s1", "s2"} {
+			p := dd.Pod(name)
+			want := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 244, byte(p.Host), 0}), 24)
+			if !want.Contains(p.IP) || p.IP.As4()[3] < 2 || p.IP.As4()[3] == 255 {
+				t.Errorf("%s %s on h%d has address %v, want one of %v from .2 (as the replica's pods)", dd.ID(), name, p.Host, p.IP, want)
+			}
+			if o, dup := seen[p.IP]; dup {
+				t.Errorf("%s %s and %s share address %v", dd.ID(), name, o, p.IP)
+			}
+			seen[p.IP] = dd.ID() + " " + name
+		}
+	}
+
+	ns1 := lab.Prefix + run + dockerlab.ClusterSuffix + "-h1"
+	ns2 := lab.Prefix + run + dockerlab.ClusterSuffix + "-h2"
+	st, _ := workload.Get("tcp_stream")
+	for i, pr := range prs {
+		params := workload.Params{}
+		st.Defaults(&params)
+		params.Duration, params.Port, params.MessageSize = time.Second, 5411+i, 1400
+		srvNS := ns1
+		if pr.Placement == backend.CrossHost {
+			srvNS = ns2
+		}
+		rx0 := rxBytes(t, srvNS)
+		r := measure.Measure(ctx, d, measure.Spec{Workload: st, Params: params, Client: pr.Client, Servers: []string{pr.Server}})
+		rx := rxBytes(t, srvNS) - rx0
+		labtest.CheckSane(t, r)
+		sent := int64(0)
+		if r.Metrics.Bytes != nil {
+			sent = *r.Metrics.Bytes
+		}
+		t.Logf("macvlan %s: %d payload bytes sent to %s at %v, %.2f Gbit/s; the server host's underlay link received %d bytes",
+			pr.Placement, sent, pr.Server, d.Pod(pr.Server).IP, gbps(r.Metrics.ThroughputBps), rx)
+		switch {
+		case sent < 1<<20:
+			t.Errorf("macvlan %s carried %d bytes, want at least 1 MiB", pr.Placement, sent)
+		case pr.Placement == backend.CrossHost && rx < sent:
+			t.Errorf("cross-host: h2's underlay link received %d bytes of the %d sent: the stream did not cross the lab's underlay", rx, sent)
+		case pr.Placement == backend.SameHost && rx > sent/10:
+			t.Errorf("same-host: h1's underlay link received %d bytes of the %d sent: the stream left the macvlan bridge", rx, sent)
+		}
+	}
+
+	// the containers' eth0 is a macvlan child of the host's link
+	c1pid := strconv.Itoa(d.Pod("c1").PID)
+	if out, err := exec.Command("nsenter", "--net=/proc/"+c1pid+"/ns/net", "ip", "-d", "link", "show", "eth0").CombinedOutput(); err != nil || !strings.Contains(string(out), "macvlan mode bridge") {
+		t.Errorf("c1's eth0 is not a macvlan in bridge mode: %v: %s", err, out)
+	}
+	// macvlan's rule: a container does not reach its own host's
+	// address. The pod network has no route to the hosts (as in the
+	// replica), so the test makes the underlay on-link in c1 and the pod
+	// network on-link on the hosts (all lab namespaces), then c1 reaches
+	// h2's address across the switch but not h1's: frames between a
+	// macvlan child and its parent never meet
+	ip1, ip2 := underlayIP(t, ns1), underlayIP(t, ns2)
+	for _, c := range [][]string{
+		{"nsenter", "--net=/proc/" + c1pid + "/ns/net", "ip", "route", "add", netip.PrefixFrom(ip1, 24).Masked().String(), "dev", "eth0"},
+		{"ip", "-n", ns1, "route", "add", podNet.String(), "dev", "eth0"},
+		{"ip", "-n", ns2, "route", "add", podNet.String(), "dev", "eth0"},
+	} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v: %s", c, err, out)
+		}
+	}
+	c1 := "/proc/" + c1pid + "/ns/net"
+	if _, err := labbackend.FirstReply(ctx, c1, ip2, 10*time.Second); err != nil {
+		t.Errorf("c1 on h1 does not reach h2's underlay address %v: %v", ip2, err)
+	}
+	if _, err := labbackend.FirstReply(ctx, c1, ip1, 2*time.Second); err == nil {
+		t.Errorf("c1 on h1 reached its own host's underlay address %v through macvlan", ip1)
+	}
+
+	// the second user goes: the networks stay for the first
+	if err := d2.Teardown(); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range []*docker.Engine{e1, e2} {
+		if n := macvlanNets(ctx, t, e); n != 1 {
+			t.Errorf("engine %d holds %d macvlan networks while a deployment uses them, want 1", i+1, n)
+		}
+	}
+	// the last macvlan deployment goes: nothing of macvlan is left on
+	// the engines, which the nat deployment keeps running
+	if err := d.Teardown(); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range []*docker.Engine{e1, e2} {
+		if n := macvlanNets(ctx, t, e); n != 0 {
+			t.Errorf("engine %d still holds %d macvlan networks", i+1, n)
+		}
+		for _, dd := range []backend.Deployment{d, d2} {
+			if cs, _ := e.Containers(ctx, docker.LabelDeploy+"="+dd.ID()); len(cs) != 0 {
+				t.Errorf("engine %d still holds %d containers of %s", i+1, len(cs), dd.ID())
+			}
+		}
+		if cs, _ := e.Containers(ctx, docker.LabelDeploy+"="+nat.ID()); len(cs) == 0 {
+			t.Errorf("engine %d lost the nat deployment's containers", i+1)
+		}
+	}
+}
+
+func gbps(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v / 1e9
 }
