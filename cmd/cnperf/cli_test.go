@@ -180,8 +180,12 @@ var badInputs = []struct {
 	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", "study,study"}, "names study twice"},
 	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", "none,"}, "names an empty profile"},
 	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", ","}, "names nothing"},
-	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--tuning", "study"}, "--tuning applies to the pair workloads"},
-	{[]string{"run", "--networks", "host-gw", "--workloads", "alltoall", "--tuning", "study"}, "--tuning applies to the pair workloads"},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--tuning", "study"}, "--tuning measures plain pair cells (e.g. tcp_rr, tcp_stream, http_rate, as the seed-latency suite does), not the blocking experiment (blocking)"},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "alltoall", "--tuning", "study"}, "not the alltoall experiment (alltoall)"},
+	// the refusal names the knob, not the workload it shares with plain pairs
+	{[]string{"run", "--suite", "sizes", "--tuning", "study"}, "not a --message-size sweep (tcp_stream,udp_stream); drop --tuning"},
+	{[]string{"run", "--suite", "interference", "--tuning", "none,study"}, "not --neighbours (tcp_stream,tcp_rr)"},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--parallel", "2", "--tuning", "study"}, "not --parallel flows (tcp_rr)"},
 	{[]string{"run", "--networks", "bridge", "--workloads", "tcp_rr", "--tuning", "study", "--backend", "docker"}, "use --backend lab"},
 	// the docker backend (issue 14)
 	{[]string{"run", "--backend", "podman", "--networks", "bridge"}, `unknown backend "podman"`},

@@ -4,15 +4,34 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
 )
+
+// stepQuiet is the step of a neighbours cell's quiet half (package
+// neighbours' StepQuiet).
+const stepQuiet = "neighbours=none"
+
+// cellCPU is the CPU a result's cell used (agents, the network's daemons,
+// ksoftirqd), in CPUs.
+func cellCPU(r result.Result) (float64, bool) {
+	if r.Metrics.CPU == nil || r.Metrics.CPU.CellS == nil || r.Metrics.CPU.WallS <= 0 {
+		return 0, false
+	}
+	return *r.Metrics.CPU.CellS / r.Metrics.CPU.WallS, true
+}
 
 // Neighbours writes, for results measured beside noisy neighbours, the
 // cell's main figure without and with them (medians over rounds), the
-// drop with its 95 % interval from the paired ratio (VsQuiet), and the
-// CPU the neighbours used.
+// drop with its 95 % interval from the paired ratio (VsQuiet), the
+// share of its figure the cell kept against the share the baseline kept
+// (same placement and workload, paired by round: below 1 it suffered more
+// than the baseline, the study's finding for user-space overlays), the
+// CPU the measured cell (agents, the network's daemons) used without and
+// with the neighbours, and the CPU the neighbours used.
 func Neighbours(w io.Writer, run *result.Run) {
 	type acc struct {
 		key          result.CellKey
@@ -20,6 +39,21 @@ func Neighbours(w io.Writer, run *result.Run) {
 		quiet, noisy []float64
 		cpu          []float64
 		vs           *result.Comparison
+		kept         map[int]float64 // round -> with / quiet (higher is better)
+		cellQ, cellN []float64
+	}
+	quietCPU := map[result.CellKey]map[int]float64{}
+	for _, r := range run.Results {
+		if r.Step != stepQuiet || r.Error != "" {
+			continue
+		}
+		if c, ok := cellCPU(r); ok {
+			k := r.Key()
+			if quietCPU[k] == nil {
+				quietCPU[k] = map[int]float64{}
+			}
+			quietCPU[k][r.Round] = c
+		}
 	}
 	var order []result.CellKey
 	by := map[result.CellKey]*acc{}
@@ -37,6 +71,23 @@ func Neighbours(w io.Writer, run *result.Run) {
 		}
 		v, _ := r.Metrics.Value(a.fig.Key)
 		a.quiet, a.noisy = append(a.quiet, q), append(a.noisy, v)
+		if q > 0 && v > 0 {
+			if a.kept == nil {
+				a.kept = map[int]float64{}
+			}
+			if a.fig.Better == result.LowerBetter {
+				a.kept[r.Round] = q / v
+			} else {
+				a.kept[r.Round] = v / q
+			}
+		}
+		qk := k
+		qk.Step = stepQuiet
+		if cq, ok := quietCPU[qk][r.Round]; ok {
+			if cn, ok := cellCPU(r); ok {
+				a.cellQ, a.cellN = append(a.cellQ, cq), append(a.cellN, cn)
+			}
+		}
 		if c, ok := r.Metrics.Extra[result.ExtraNeighbourCPU]; ok {
 			a.cpu = append(a.cpu, c)
 		}
@@ -49,9 +100,19 @@ func Neighbours(w io.Writer, run *result.Run) {
 	}
 	fmt.Fprintln(w, "\nnoisy neighbours: the main figure without and with them (same rounds), the drop and its 95% interval")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "network\tplacement\tworkload\tneighbours\tquiet\twith\tdrop\tneighbour CPU")
+	fmt.Fprintln(tw, "network\tplacement\tworkload\tneighbours\tquiet\twith\tdrop\tkept vs baseline\tcell CPU\tneighbour CPU")
 	for _, k := range order {
 		a := by[k]
+		kept := "-"
+		bk := k
+		bk.Network = "baseline"
+		if b := by[bk]; b != nil && k.Network != "baseline" {
+			kept = keptVsBaseline(a.kept, b.kept)
+		}
+		cell := "-"
+		if len(a.cellQ) > 0 {
+			cell = fmt.Sprintf("%.2f->%.2f", median(a.cellQ), median(a.cellN))
+		}
 		d := "-"
 		if a.vs != nil {
 			conv := func(r float64) float64 {
@@ -73,9 +134,39 @@ func Neighbours(w io.Writer, run *result.Run) {
 		if len(a.cpu) > 0 {
 			cpu = fmt.Sprintf("%.2f CPU", median(a.cpu))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\t%s\n", k.Network, k.Placement, k.Workload, k.Step,
-			format(a.fig, median(a.quiet)), a.fig.Label, format(a.fig, median(a.noisy)), d, cpu)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t%s\n", k.Network, k.Placement, k.Workload, k.Step,
+			format(a.fig, median(a.quiet)), a.fig.Label, format(a.fig, median(a.noisy)), d, kept, cell, cpu)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "drop: how much worse with the neighbours (the median of the per-round ratios); ≈: not significant")
+	fmt.Fprintln(w, "kept vs baseline: the share of its figure the cell kept with the neighbours over the share the baseline kept (same placement, paired by round), its 95% interval; below 1: it suffered more than the baseline")
+	fmt.Fprintln(w, "cell CPU: CPUs the measured pair and the network's daemons used without -> with the neighbours (medians); neighbour CPU: the neighbours' cgroups")
+}
+
+// keptVsBaseline compares the per-round shares a cell kept with the
+// baseline's, paired by round.
+func keptVsBaseline(kept, base map[int]float64) string {
+	var rounds []int
+	for round := range kept {
+		if _, ok := base[round]; ok {
+			rounds = append(rounds, round)
+		}
+	}
+	sort.Ints(rounds)
+	var a, b []float64
+	for _, round := range rounds {
+		a, b = append(a, kept[round]), append(b, base[round])
+	}
+	c, ok := stats.Paired(a, b, result.HigherBetter, stats.Default)
+	if !ok {
+		return "-"
+	}
+	out := fmt.Sprintf("%.2f", c.Ratio)
+	if c.CILevel > 0 {
+		out += fmt.Sprintf(" [%.2f, %.2f]", c.CILow, c.CIHigh)
+	}
+	if !c.Significant {
+		out = "≈" + out
+	}
+	return out
 }

@@ -254,7 +254,12 @@ func legend(w io.Writer, run *result.Run) {
 func noise(w io.Writer, run *result.Run) {
 	var parts []string
 	for _, s := range stats.NoiseSummaries(run.Summaries, FiguresOf) {
-		parts = append(parts, fmt.Sprintf("%s %s %s %.1f%%", s.Cell.Workload, s.Cell.Placement, summaryLabel(s), 100*s.CV))
+		// the step too: a sweep's reference cells differ only by it
+		cell := s.Cell.Workload + " " + s.Cell.Placement
+		if s.Cell.Step != "" {
+			cell += " " + s.Cell.Step
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %.1f%%", cell, summaryLabel(s), 100*s.CV))
 	}
 	if len(parts) == 0 {
 		return

@@ -482,6 +482,22 @@ func backendsTaking(key string) []string {
 	return out
 }
 
+// tuningRefused names what made an experiment claim the workloads, so a
+// refusal of --tuning does not read as if tcp_stream itself were refused.
+func tuningRefused(experiment string) string {
+	switch experiment {
+	case "sizes":
+		return "a --message-size sweep"
+	case "neighbours":
+		return "--neighbours"
+	case "parallel":
+		return "--parallel flows"
+	case "services":
+		return "ClusterIP services (--lb, --services)"
+	}
+	return "the " + experiment + " experiment"
+}
+
 // checkExperimentFlags refuses an experiment's flag that no selected
 // workload would use, or that another experiment's took precedence over:
 // it would be silently ignored.
@@ -514,7 +530,7 @@ func checkExperimentFlags(p *experiment.Plan, shares []experiment.Share) error {
 		}
 		for _, sh := range shares {
 			if sh.Experiment.Name() != "pairs" {
-				return fmt.Errorf("--tuning applies to the pair workloads (e.g. tcp_rr, tcp_stream, http_rate); not with %s (%s): drop --tuning or run them separately", sh.Experiment.Name(), strings.Join(sh.Workloads, ","))
+				return fmt.Errorf("--tuning measures plain pair cells (e.g. tcp_rr, tcp_stream, http_rate, as the seed-latency suite does), not %s (%s); drop --tuning or run them separately", tuningRefused(sh.Experiment.Name()), strings.Join(sh.Workloads, ","))
 			}
 		}
 	}
