@@ -40,8 +40,9 @@ type Deployment struct {
 	kpods   []*kpod
 	Ready   time.Duration
 
-	mu      sync.Mutex
-	tunnels []Tunnel
+	mu       sync.Mutex
+	tunnels  []Tunnel
+	services int // Services created in the namespace (ProgramServices)
 }
 
 // pod is one agent: a pod of its own, or a second container in another's
@@ -586,7 +587,12 @@ func (d *Deployment) Teardown() error {
 	for _, t := range ts {
 		t.Close()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d.b.waitLimit())
+	d.mu.Lock()
+	n := d.services
+	d.mu.Unlock()
+	// the namespace controller deletes every Service in it first (and the
+	// garbage collector their EndpointSlices): allow for thousands
+	ctx, cancel := context.WithTimeout(context.Background(), d.b.waitLimit()+time.Duration(n)*30*time.Millisecond)
 	defer cancel()
 	return deleteNamespace(ctx, d.cl, d.ns, d.b.pollEvery())
 }
