@@ -15,7 +15,7 @@
 #   cnperf-kube-cp   10.100.0.250: etcd (Debian), kube-apiserver :6443,
 #                    kube-controller-manager, kube-scheduler
 #   cnperf-kube-nN   10.100.0.N: containerd (Debian, runc), kubelet, kube-proxy
-#                    (iptables); pods on cni0 from Debian's bridge + host-local
+#                    (iptables; KUBE_PROXY_MODE=nftables); pods on cni0 from Debian's bridge + host-local
 #                    plugins in 10.244.N.0/24, routes to the other nodes' pod
 #                    subnets via their underlay addresses (host-gw).
 # Each node's processes share a private mount namespace whose /run/netns is
@@ -230,10 +230,25 @@ healthzBindAddress: 127.0.0.1:10256
 EOF
 }
 
+# proxy_mode_check: KUBE_PROXY_MODE is one kube-proxy has and this kernel
+# runs (IPVS needs the kernel's IP_VS, which shows as /proc/net/ip_vs)
+proxy_mode_check() {
+  case ${KUBE_PROXY_MODE:-iptables} in
+  iptables) command -v iptables-restore >/dev/null || die "KUBE_PROXY_MODE=iptables needs iptables-restore; run scripts/install-deps.sh" ;;
+  nftables) command -v nft >/dev/null || die "KUBE_PROXY_MODE=nftables needs nft; run scripts/install-deps.sh" ;;
+  ipvs)
+    [[ -e /proc/net/ip_vs ]] ||
+      die "KUBE_PROXY_MODE=ipvs: this kernel has no IPVS (CONFIG_IP_VS: no /proc/net/ip_vs); use KUBE_PROXY_MODE=iptables or nftables"
+    ;;
+  *) die "KUBE_PROXY_MODE=${KUBE_PROXY_MODE}: use iptables (the default), nftables or ipvs" ;;
+  esac
+}
+
 up() {
   local nodes=${1:-2}
   [[ $nodes =~ ^[1-9][0-9]?$ ]] || die "up: $nodes nodes; use 1 to 99"
   [[ $EUID -eq 0 ]] || die "run as root (it creates namespaces)"
+  proxy_mode_check
   [[ ! -e /run/netns/$P-sw ]] || die "a cluster is already up (or left over): scripts/kube-local.sh down"
   local b
   for b in etcd containerd runc ctr nsenter unshare openssl /usr/lib/cni/bridge; do
@@ -352,7 +367,11 @@ up_control() {
   start kube-controller-manager "$P-cp" cp "$bin/kube-controller-manager" \
     --kubeconfig="$D/admin.kubeconfig" --leader-elect=false --bind-address=127.0.0.1 \
     --service-account-private-key-file="$D/pki/sa.key" --root-ca-file="$D/pki/apiserver.crt" \
-    --use-service-account-credentials=false --controllers='*,-node-ipam-controller' --profiling=false
+    --use-service-account-credentials=false --controllers='*,-node-ipam-controller' --profiling=false \
+    --kube-api-qps=500 --kube-api-burst=1000 --concurrent-service-endpoint-syncs=10
+  # (its own client's default 20 requests per second would take 8 minutes
+  # to write the EndpointSlices of 10,000 Services, and as long to delete
+  # them with their namespace)
   start kube-scheduler "$P-cp" cp "$bin/kube-scheduler" \
     --kubeconfig="$D/admin.kubeconfig" --leader-elect=false --bind-address=127.0.0.1 --profiling=false
 }
