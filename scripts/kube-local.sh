@@ -15,7 +15,8 @@
 #   cnperf-kube-cp   10.100.0.250: etcd (Debian), kube-apiserver :6443,
 #                    kube-controller-manager, kube-scheduler
 #   cnperf-kube-nN   10.100.0.N: containerd (Debian, runc), kubelet, kube-proxy
-#                    (iptables; KUBE_PROXY_MODE=nftables); pods on cni0 from Debian's bridge + host-local
+#                    (iptables, legacy backend; KUBE_PROXY_MODE=nftables,
+#                    KUBE_IPTABLES=nft); pods on cni0 from Debian's bridge + host-local
 #                    plugins in 10.244.N.0/24, routes to the other nodes' pod
 #                    subnets via their underlay addresses (host-gw).
 # Each node's processes share a private mount namespace whose /run/netns is
@@ -230,17 +231,39 @@ healthzBindAddress: 127.0.0.1:10256
 EOF
 }
 
+# iptables_bin DIR: iptables, iptables-save, iptables-restore (and the
+# ip6tables ones) in DIR, first in the node's PATH, as the backend
+# KUBE_IPTABLES names: legacy (x_tables, the default: cnperf's replica
+# --lb iptables programs the same, and Debian's iptables-nft needs minutes
+# to restore 10,000 services) or nft (Debian's default `iptables`).
+iptables_bin() {
+  local dir=$1 v t
+  mkdir -p "$dir"
+  for v in iptables ip6tables; do
+    for t in "" -save -restore; do
+      ln -sf "/usr/sbin/$v-${KUBE_IPTABLES:-legacy}$t" "$dir/$v$t"
+    done
+  done
+}
+
 # proxy_mode_check: KUBE_PROXY_MODE is one kube-proxy has and this kernel
 # runs (IPVS needs the kernel's IP_VS, which shows as /proc/net/ip_vs)
 proxy_mode_check() {
   case ${KUBE_PROXY_MODE:-iptables} in
-  iptables) command -v iptables-restore >/dev/null || die "KUBE_PROXY_MODE=iptables needs iptables-restore; run scripts/install-deps.sh" ;;
+  iptables) ;;
   nftables) command -v nft >/dev/null || die "KUBE_PROXY_MODE=nftables needs nft; run scripts/install-deps.sh" ;;
   ipvs)
     [[ -e /proc/net/ip_vs ]] ||
       die "KUBE_PROXY_MODE=ipvs: this kernel has no IPVS (CONFIG_IP_VS: no /proc/net/ip_vs); use KUBE_PROXY_MODE=iptables or nftables"
     ;;
   *) die "KUBE_PROXY_MODE=${KUBE_PROXY_MODE}: use iptables (the default), nftables or ipvs" ;;
+  esac
+  case ${KUBE_IPTABLES:-legacy} in
+  legacy | nft)
+    [[ -x /usr/sbin/iptables-${KUBE_IPTABLES:-legacy}-restore ]] ||
+      die "KUBE_IPTABLES=${KUBE_IPTABLES:-legacy} needs /usr/sbin/iptables-${KUBE_IPTABLES:-legacy}-restore; run scripts/install-deps.sh (Debian's iptables)"
+    ;;
+  *) die "KUBE_IPTABLES=${KUBE_IPTABLES}: use legacy (the default) or nft" ;;
   esac
 }
 
@@ -381,6 +404,7 @@ up_control() {
 up_node() {
   local n=$1 bin=$2
   node_conf "$n"
+  iptables_bin "$D/n$n/bin"
   mkcg "n$n" # the kubelet's cgroupRoot must exist
   local nd="$D/n$n"
   # one private mount namespace per node for containerd, kubelet and the
@@ -409,6 +433,9 @@ up_node() {
         ctr -a "$1/containerd.sock" -n k8s.io images import --no-unpack=false "$4/images/$img.tar" >>"$2/containerd-n$3.log" 2>&1
       done
       [ -x "$5/kubelet" ] || exec sleep infinity
+      # kubelet and kube-proxy run `iptables` by that name: it is the
+      # backend KUBE_IPTABLES names (see iptables_bin)
+      export PATH="$1/bin:$PATH"
       "$5/kubelet" --config="$1/kubelet.yaml" --kubeconfig="$4/admin.kubeconfig" \
         --root-dir="$1/kubelet" --hostname-override="n$3" --node-ip="10.100.0.$3" \
         >"$2/kubelet-n$3.log" 2>&1 &
