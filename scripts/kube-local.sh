@@ -32,7 +32,8 @@
 # `ctr -n k8s.io images import`; nothing is pulled.
 #
 # Access: `scripts/kube-local.sh kubectl get nodes`, or any client run inside
-# cnperf-kube-cp with KUBECONFIG=/run/cnperf/kube/admin.kubeconfig.
+# cnperf-kube-cp with KUBECONFIG=/run/cnperf/kube/admin.kubeconfig
+# (/run/cnperf/kube/norights.kubeconfig: a user bound to no role).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -123,7 +124,7 @@ mkimage() {
   rm -rf "$t"
 }
 
-kubeconfig() { # kubeconfig FILE: the admin token, TLS unverified (a lab)
+kubeconfig() { # kubeconfig FILE [TOKENFILE]: the admin token (or TOKENFILE's), TLS unverified (a lab)
   cat >"$1" <<EOF
 apiVersion: v1
 kind: Config
@@ -135,7 +136,7 @@ clusters:
 users:
 - name: admin
   user:
-    token: $(cat "$D/token")
+    token: $(cat "${2:-$D/token}")
 contexts:
 - name: local
   context: {cluster: local, user: admin}
@@ -356,9 +357,14 @@ up_etcd() {
   # service-account key; the API server makes its own serving certificate
   head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$D/token"
   echo "$(cat "$D/token"),admin,admin,system:masters" >"$D/pki/tokens.csv"
+  # a user bound to nothing (only what every authenticated user may):
+  # what a kubeconfig without cnperf's RBAC gets
+  head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$D/token-norights"
+  echo "$(cat "$D/token-norights"),norights,norights" >>"$D/pki/tokens.csv"
   openssl genrsa -out "$D/pki/sa.key" 2048 2>/dev/null
   openssl rsa -in "$D/pki/sa.key" -pubout -out "$D/pki/sa.pub" 2>/dev/null
   kubeconfig "$D/admin.kubeconfig"
+  kubeconfig "$D/norights.kubeconfig" "$D/token-norights"
 
   start etcd "$P-cp" cp etcd --name cp --data-dir "$D/etcd" \
     --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \

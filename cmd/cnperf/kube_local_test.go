@@ -181,6 +181,38 @@ func TestLocalKubernetesCluster(t *testing.T) {
 		t.Errorf("the run left namespaces: %s", ns)
 	}
 
+	// bad input against the real cluster: one line naming the fix, and
+	// nothing left on the cluster
+	bad := func(name, want string, args ...string) {
+		t.Helper()
+		start := time.Now()
+		base := []string{"netns", "exec", kubeCPNetns, bin, "run", "--backend", "kubernetes", "--quiet",
+			"--workloads", "tcp_rr", "--duration", "1s", "--out", filepath.Join(t.TempDir(), "bad.json")}
+		cmd := exec.CommandContext(ctx, "ip", append(base, args...)...)
+		out, err := cmd.CombinedOutput()
+		msg := strings.TrimSpace(string(out))
+		switch {
+		case err == nil:
+			t.Errorf("%s: the run succeeded: %s", name, msg)
+		case !strings.Contains(msg, want):
+			t.Errorf("%s: error %q, want it to say %q", name, msg, want)
+		case strings.Contains(msg, "\n"):
+			t.Errorf("%s: more than one line:\n%s", name, msg)
+		}
+		if ns := strings.TrimSpace(string(kubectl("get", "namespaces", "-l", "cnperf.run", "-o", "name"))); ns != "" {
+			t.Errorf("%s: left namespaces: %s", name, ns)
+		}
+		t.Logf("%s: %s (%v)", name, msg, time.Since(start).Round(100*time.Millisecond))
+	}
+	bad("no RBAC", "may not create namespaces",
+		"--kubeconfig", kubeState+"/norights.kubeconfig", "--image", kubeAgentImage)
+	bad("an image without cnperf", "cannot run --image cnperf.local/pause:1",
+		"--kubeconfig", kubeConfig, "--image", "cnperf.local/pause:1", "--placement", "same-node")
+	kubectl("cordon", "n2")
+	bad("cross-node on one schedulable node", "the cluster has 1 schedulable node(s) (n1) and cross-host needs 2",
+		"--kubeconfig", kubeConfig, "--image", kubeAgentImage, "--placement", "cross-node")
+	kubectl("uncordon", "n2")
+
 	start = time.Now()
 	down()
 	isDown = true
