@@ -292,7 +292,7 @@ up() {
   local n
   for n in $(seq 1 "$nodes"); do up_node "$n" "$bin"; done
   for n in $(seq 1 "$nodes"); do
-    wait_for 180 "node n$n Ready" "node-n$n" node_ready "n$n"
+    wait_for 180 "node n$n Ready and untainted" "node-n$n" node_ready "n$n"
     # the pod network is plain files on the node: say what it is where the
     # API shows it (cnperf's kubernetes backend records it)
     kctl annotate node "n$n" --overwrite cnperf.cni="bridge+host-local (containernetworking-plugins), host-gw routes" >/dev/null
@@ -451,8 +451,13 @@ up_node() {
 
 kctl() { in_ns "$P-cp" "$(cat "$D/bin")/kubectl" --kubeconfig="$D/admin.kubeconfig" "$@"; }
 
+# node_ready NODE: Ready, and without taints: the node lifecycle controller
+# takes node.kubernetes.io/not-ready off a moment after Ready, and until
+# then nothing is scheduled there (cnperf counts it out)
 node_ready() {
-  [[ $(kctl get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]]
+  local s
+  s=$(kctl get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}/{.spec.taints}') || return 1
+  [[ $s == True/ ]]
 }
 
 # every pid in the /cnperf-kube subtree of any hierarchy

@@ -86,6 +86,7 @@ func TestLocalKubernetesCluster(t *testing.T) {
 	var nodes struct {
 		Items []struct {
 			Metadata struct{ Name string }
+			Spec     struct{ Taints []struct{ Key, Effect string } }
 			Status   struct {
 				Conditions []struct{ Type, Status string }
 				NodeInfo   struct{ KubeletVersion string }
@@ -113,6 +114,9 @@ func TestLocalKubernetesCluster(t *testing.T) {
 		}
 		if !ready {
 			t.Errorf("node %s not Ready: %+v", n.Metadata.Name, n.Status.Conditions)
+		}
+		if len(n.Spec.Taints) > 0 {
+			t.Errorf("node %s tainted after up: %+v", n.Metadata.Name, n.Spec.Taints)
 		}
 	}
 
