@@ -86,8 +86,10 @@ func TestLocalKubernetesCluster(t *testing.T) {
 	var nodes struct {
 		Items []struct {
 			Metadata struct{ Name string }
-			Spec     struct{ Taints []struct{ Key, Effect string } }
-			Status   struct {
+			Spec     struct {
+				Taints []struct{ Key, Effect string }
+			}
+			Status struct {
 				Conditions []struct{ Type, Status string }
 				NodeInfo   struct{ KubeletVersion string }
 			}
