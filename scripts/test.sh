@@ -44,7 +44,7 @@ done
 # TestLocalKubernetesCluster: 2 nodes up, tcp_rr, tcp_stream and tcp_crr
 # through a ClusterIP same-node and cross-node, down, nothing left). Its
 # binaries take about an hour to build cold on 2 CPUs, so each run spends
-# at most CNPERF_KUBE_BUILD_BUDGET seconds (default 900; 0: none) building
+# at most CNPERF_KUBE_BUILD_BUDGET seconds (default 600; 0: none) building
 # the missing ones into their version-keyed cache (scripts/kube-build.sh):
 # go's build cache keeps what a cut-short build compiled, so every run
 # gets further and a machine that keeps its caches gets there. The test
@@ -52,7 +52,7 @@ done
 if [ "$(id -u)" = 0 ]; then
   kube_dir=$(scripts/kube-build.sh --dir)
   kube_missing=$(scripts/kube-build.sh --missing)
-  kube_budget=${CNPERF_KUBE_BUILD_BUDGET:-900}
+  kube_budget=${CNPERF_KUBE_BUILD_BUDGET:-600}
   if [ -n "$kube_missing" ] && [ "$kube_budget" -gt 0 ]; then
     echo "test.sh: building the Kubernetes binaries missing from $kube_dir ($kube_missing) for at most ${kube_budget}s" >&2
     kube_start=$(date +%s)
