@@ -387,7 +387,10 @@ up_control() {
     --service-account-issuer=https://kubernetes.default.svc \
     --service-account-key-file="$D/pki/sa.pub" --service-account-signing-key-file="$D/pki/sa.key" \
     --enable-priority-and-fairness=false --profiling=false \
-    --kubelet-preferred-address-types=InternalIP
+    --kubelet-preferred-address-types=InternalIP --delete-collection-workers=16
+  # (a namespace's deletion deletes each kind with one deletecollection,
+  # which the API server works through with --delete-collection-workers,
+  # default 1: 10,000 Services went at 2 per second)
   # (kubelets are reached by address: the default tries the Hostname address
   # first, "nN", which nothing resolves here; logs, exec and port-forward
   # and the node proxy go through it)
