@@ -15,7 +15,8 @@
 #   cnperf-kube-cp   10.100.0.250: etcd (Debian), kube-apiserver :6443,
 #                    kube-controller-manager, kube-scheduler
 #   cnperf-kube-nN   10.100.0.N: containerd (Debian, runc), kubelet, kube-proxy
-#                    (iptables); pods on cni0 from Debian's bridge + host-local
+#                    (iptables, legacy backend; KUBE_PROXY_MODE=nftables,
+#                    KUBE_IPTABLES=nft); pods on cni0 from Debian's bridge + host-local
 #                    plugins in 10.244.N.0/24, routes to the other nodes' pod
 #                    subnets via their underlay addresses (host-gw).
 # Each node's processes share a private mount namespace whose /run/netns is
@@ -31,7 +32,8 @@
 # `ctr -n k8s.io images import`; nothing is pulled.
 #
 # Access: `scripts/kube-local.sh kubectl get nodes`, or any client run inside
-# cnperf-kube-cp with KUBECONFIG=/run/cnperf/kube/admin.kubeconfig.
+# cnperf-kube-cp with KUBECONFIG=/run/cnperf/kube/admin.kubeconfig
+# (/run/cnperf/kube/norights.kubeconfig: a user bound to no role).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -122,7 +124,7 @@ mkimage() {
   rm -rf "$t"
 }
 
-kubeconfig() { # kubeconfig FILE: the admin token, TLS unverified (a lab)
+kubeconfig() { # kubeconfig FILE [TOKENFILE]: the admin token (or TOKENFILE's), TLS unverified (a lab)
   cat >"$1" <<EOF
 apiVersion: v1
 kind: Config
@@ -134,7 +136,7 @@ clusters:
 users:
 - name: admin
   user:
-    token: $(cat "$D/token")
+    token: $(cat "${2:-$D/token}")
 contexts:
 - name: local
   context: {cluster: local, user: admin}
@@ -230,10 +232,47 @@ healthzBindAddress: 127.0.0.1:10256
 EOF
 }
 
+# iptables_bin DIR: iptables, iptables-save, iptables-restore (and the
+# ip6tables ones) in DIR, first in the node's PATH, as the backend
+# KUBE_IPTABLES names: legacy (x_tables, the default: cnperf's replica
+# --lb iptables programs the same, and Debian's iptables-nft needs minutes
+# to restore 10,000 services) or nft (Debian's default `iptables`).
+iptables_bin() {
+  local dir=$1 v t
+  mkdir -p "$dir"
+  for v in iptables ip6tables; do
+    for t in "" -save -restore; do
+      ln -sf "/usr/sbin/$v-${KUBE_IPTABLES:-legacy}$t" "$dir/$v$t"
+    done
+  done
+}
+
+# proxy_mode_check: KUBE_PROXY_MODE is one kube-proxy has and this kernel
+# runs (IPVS needs the kernel's IP_VS, which shows as /proc/net/ip_vs)
+proxy_mode_check() {
+  case ${KUBE_PROXY_MODE:-iptables} in
+  iptables) ;;
+  nftables) command -v nft >/dev/null || die "KUBE_PROXY_MODE=nftables needs nft; run scripts/install-deps.sh" ;;
+  ipvs)
+    [[ -e /proc/net/ip_vs ]] ||
+      die "KUBE_PROXY_MODE=ipvs: this kernel has no IPVS (CONFIG_IP_VS: no /proc/net/ip_vs); use KUBE_PROXY_MODE=iptables or nftables"
+    ;;
+  *) die "KUBE_PROXY_MODE=${KUBE_PROXY_MODE}: use iptables (the default), nftables or ipvs" ;;
+  esac
+  case ${KUBE_IPTABLES:-legacy} in
+  legacy | nft)
+    [[ -x /usr/sbin/iptables-${KUBE_IPTABLES:-legacy}-restore ]] ||
+      die "KUBE_IPTABLES=${KUBE_IPTABLES:-legacy} needs /usr/sbin/iptables-${KUBE_IPTABLES:-legacy}-restore; run scripts/install-deps.sh (Debian's iptables)"
+    ;;
+  *) die "KUBE_IPTABLES=${KUBE_IPTABLES}: use legacy (the default) or nft" ;;
+  esac
+}
+
 up() {
   local nodes=${1:-2}
   [[ $nodes =~ ^[1-9][0-9]?$ ]] || die "up: $nodes nodes; use 1 to 99"
   [[ $EUID -eq 0 ]] || die "run as root (it creates namespaces)"
+  proxy_mode_check
   [[ ! -e /run/netns/$P-sw ]] || die "a cluster is already up (or left over): scripts/kube-local.sh down"
   local b
   for b in etcd containerd runc ctr nsenter unshare openssl /usr/lib/cni/bridge; do
@@ -253,7 +292,7 @@ up() {
   local n
   for n in $(seq 1 "$nodes"); do up_node "$n" "$bin"; done
   for n in $(seq 1 "$nodes"); do
-    wait_for 180 "node n$n Ready" "node-n$n" node_ready "n$n"
+    wait_for 180 "node n$n Ready and untainted" "node-n$n" node_ready "n$n"
     # the pod network is plain files on the node: say what it is where the
     # API shows it (cnperf's kubernetes backend records it)
     kctl annotate node "n$n" --overwrite cnperf.cni="bridge+host-local (containernetworking-plugins), host-gw routes" >/dev/null
@@ -318,9 +357,14 @@ up_etcd() {
   # service-account key; the API server makes its own serving certificate
   head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$D/token"
   echo "$(cat "$D/token"),admin,admin,system:masters" >"$D/pki/tokens.csv"
+  # a user bound to nothing (only what every authenticated user may):
+  # what a kubeconfig without cnperf's RBAC gets
+  head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$D/token-norights"
+  echo "$(cat "$D/token-norights"),norights,norights" >>"$D/pki/tokens.csv"
   openssl genrsa -out "$D/pki/sa.key" 2048 2>/dev/null
   openssl rsa -in "$D/pki/sa.key" -pubout -out "$D/pki/sa.pub" 2>/dev/null
   kubeconfig "$D/admin.kubeconfig"
+  kubeconfig "$D/norights.kubeconfig" "$D/token-norights"
 
   start etcd "$P-cp" cp etcd --name cp --data-dir "$D/etcd" \
     --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
@@ -343,7 +387,10 @@ up_control() {
     --service-account-issuer=https://kubernetes.default.svc \
     --service-account-key-file="$D/pki/sa.pub" --service-account-signing-key-file="$D/pki/sa.key" \
     --enable-priority-and-fairness=false --profiling=false \
-    --kubelet-preferred-address-types=InternalIP
+    --kubelet-preferred-address-types=InternalIP --delete-collection-workers=16
+  # (a namespace's deletion deletes each kind with one deletecollection,
+  # which the API server works through with --delete-collection-workers,
+  # default 1: 10,000 Services went at 2 per second)
   # (kubelets are reached by address: the default tries the Hostname address
   # first, "nN", which nothing resolves here; logs, exec and port-forward
   # and the node proxy go through it)
@@ -352,7 +399,11 @@ up_control() {
   start kube-controller-manager "$P-cp" cp "$bin/kube-controller-manager" \
     --kubeconfig="$D/admin.kubeconfig" --leader-elect=false --bind-address=127.0.0.1 \
     --service-account-private-key-file="$D/pki/sa.key" --root-ca-file="$D/pki/apiserver.crt" \
-    --use-service-account-credentials=false --controllers='*,-node-ipam-controller' --profiling=false
+    --use-service-account-credentials=false --controllers='*,-node-ipam-controller' --profiling=false \
+    --kube-api-qps=500 --kube-api-burst=1000 --concurrent-service-endpoint-syncs=10
+  # (its own client's default 20 requests per second would take 8 minutes
+  # to write the EndpointSlices of 10,000 Services, and as long to delete
+  # them with their namespace)
   start kube-scheduler "$P-cp" cp "$bin/kube-scheduler" \
     --kubeconfig="$D/admin.kubeconfig" --leader-elect=false --bind-address=127.0.0.1 --profiling=false
 }
@@ -362,6 +413,7 @@ up_control() {
 up_node() {
   local n=$1 bin=$2
   node_conf "$n"
+  iptables_bin "$D/n$n/bin"
   mkcg "n$n" # the kubelet's cgroupRoot must exist
   local nd="$D/n$n"
   # one private mount namespace per node for containerd, kubelet and the
@@ -390,6 +442,9 @@ up_node() {
         ctr -a "$1/containerd.sock" -n k8s.io images import --no-unpack=false "$4/images/$img.tar" >>"$2/containerd-n$3.log" 2>&1
       done
       [ -x "$5/kubelet" ] || exec sleep infinity
+      # kubelet and kube-proxy run `iptables` by that name: it is the
+      # backend KUBE_IPTABLES names (see iptables_bin)
+      export PATH="$1/bin:$PATH"
       "$5/kubelet" --config="$1/kubelet.yaml" --kubeconfig="$4/admin.kubeconfig" \
         --root-dir="$1/kubelet" --hostname-override="n$3" --node-ip="10.100.0.$3" \
         >"$2/kubelet-n$3.log" 2>&1 &
@@ -399,8 +454,13 @@ up_node() {
 
 kctl() { in_ns "$P-cp" "$(cat "$D/bin")/kubectl" --kubeconfig="$D/admin.kubeconfig" "$@"; }
 
+# node_ready NODE: Ready, and without taints: the node lifecycle controller
+# takes node.kubernetes.io/not-ready off a moment after Ready, and until
+# then nothing is scheduled there (cnperf counts it out)
 node_ready() {
-  [[ $(kctl get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]]
+  local s
+  s=$(kctl get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}/{.spec.taints}') || return 1
+  [[ $s == True/ ]]
 }
 
 # every pid in the /cnperf-kube subtree of any hierarchy

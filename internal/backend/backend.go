@@ -221,6 +221,23 @@ type ServiceHost interface {
 	ProgramServices(ctx context.Context, lb string, n int, udp bool, client string, backends []string) (ServiceSet, func() error, error)
 }
 
+// LBServer is a backend that says which --lb values its deployments
+// serve: in a run on several backends (lab,kubernetes), a services unit is
+// made only on the backends that serve its load balancer (the lab's
+// replicas on the lab, the cluster's own proxy on the cluster).
+type LBServer interface {
+	ServesLB(lb string) bool
+}
+
+// SharedServices is a backend whose deployments all see one another's
+// services: a cluster's proxy programs every Service of the cluster, so a
+// deployment measuring 1 Service beside one holding 10,000 would measure
+// 10,001. Its service counts are measured one after the other (in phases,
+// sched.Unit.Phase), not live at once.
+type SharedServices interface {
+	SharedServices() bool
+}
+
 // StartupSample is one pod created on demand and timed.
 type StartupSample struct {
 	Total   time.Duration            // create to first reply (or to created, with no peer)

@@ -44,6 +44,11 @@ type Plan struct {
 	// balancers ("none" = pod IP) and the scale steps (default 1).
 	LBs      []string
 	Services []int
+	// PhasedServices measures each service count (and placement) in a
+	// phase of its own, one after the other, real and replica rows
+	// interleaved within it: set where a backend of the run shares its
+	// services between deployments (backend.SharedServices).
+	PhasedServices bool
 	// StartupPods is how many pods the start-up experiment creates per
 	// round (default 10, the paper's mean of 10).
 	StartupPods int

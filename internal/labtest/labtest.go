@@ -293,11 +293,11 @@ func CheckSane(t testing.TB, r result.Result) {
 	switch {
 	case slices.Contains(figs, result.FigThroughput):
 		if m.ThroughputBps == nil || *m.ThroughputBps < 1e6 {
-			t.Errorf("%s %s %s: throughput %v, want > 1 Mbit/s", r.Network, r.Placement, r.Workload, m.ThroughputBps)
+			t.Errorf("%s %s %s: throughput %s bit/s, want > 1 Mbit/s", r.Network, r.Placement, r.Workload, fmtPtr(m.ThroughputBps))
 		}
 	case slices.Contains(figs, result.FigTransactions):
 		if m.TransactionsPerS == nil || *m.TransactionsPerS < 100 {
-			t.Errorf("%s %s %s: %v trans/s, want > 100", r.Network, r.Placement, r.Workload, m.TransactionsPerS)
+			t.Errorf("%s %s %s: %s trans/s, want > 100", r.Network, r.Placement, r.Workload, fmtPtr(m.TransactionsPerS))
 		}
 		if m.LatencyUs["p50"] <= 0 || m.LatencyUs["p50"] > m.LatencyUs["p99"] || m.LatencyUs["p99"] > m.LatencyUs["max"] {
 			t.Errorf("%s %s %s: latency percentiles out of order: %v", r.Network, r.Placement, r.Workload, m.LatencyUs)
@@ -306,4 +306,12 @@ func CheckSane(t testing.TB, r result.Result) {
 			t.Errorf("%s %s %s: no histogram", r.Network, r.Placement, r.Workload)
 		}
 	}
+}
+
+// fmtPtr prints a figure that may be missing.
+func fmtPtr(v *float64) string {
+	if v == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%.4g", *v)
 }

@@ -406,7 +406,17 @@ func replicas(w io.Writer, run *result.Run) {
 		if c.Against.Placement != s.Cell.Placement {
 			where = " (lab " + c.Against.Placement + ")"
 		}
-		lines = append(lines, fmt.Sprintf("%s:%s\t%s\t%s\t%s\t%s%s", s.Cell.Backend, s.Cell.Network, s.Cell.Placement, s.Cell.Workload, label, ratio(*c), where))
+		wl := s.Cell.Workload
+		if s.Cell.LB != "" { // a service cell: which proxy, which count, against which replica
+			wl += " lb=" + s.Cell.LB
+			if s.Cell.Step != "" {
+				wl += " " + s.Cell.Step
+			}
+			if c.Against.Network != s.Cell.Network || c.Against.LB != s.Cell.LB {
+				where = " (lab " + c.Against.Network + " lb=" + c.Against.LB + ")"
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%s:%s\t%s\t%s\t%s\t%s%s", s.Cell.Backend, s.Cell.Network, s.Cell.Placement, wl, label, ratio(*c), where))
 	}
 	if len(lines) == 0 {
 		return

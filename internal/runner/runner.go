@@ -338,9 +338,16 @@ func Execute(ctx context.Context, p Plan, run *result.Run) error {
 	var units []sched.Unit
 	var names []string
 	var shares []experiment.Share
-	for _, be := range p.backends() {
+	bes := p.backends()
+	phased := false // a cluster's services: one count after the other, on every backend
+	for _, be := range bes {
+		if s, ok := be.(backend.SharedServices); ok && s.SharedServices() {
+			phased = true
+		}
+	}
+	for _, be := range bes {
 		ep := p.experimentPlan()
-		ep.Backend, ep.Rounds = be, rounds
+		ep.Backend, ep.Rounds, ep.PhasedServices = be, rounds, phased
 		ep.Cases = nil
 		for _, c := range p.Cases {
 			if ok, _ := be.Allows(c.Network, c.Placement); ok {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/result"
@@ -29,6 +30,13 @@ type Unit struct {
 	// Skip is how a skip of this unit is recorded (Network and, where it
 	// applies, Placement); Reason is filled in.
 	Skip result.Skip
+	// Phase orders units that must not be live at once: the units of
+	// each phase are built, measured for every round, interleaved, and
+	// torn down before the next phase's are built (ascending). A run's
+	// units are all in phase 0 unless an experiment says otherwise (a
+	// cluster's Services of one scale step would be seen by the
+	// measurements of another: services.Units).
+	Phase int
 }
 
 // Cell is one measurement of a unit, run once per round. It records its
@@ -64,16 +72,44 @@ type built struct {
 	cleanup func() error
 }
 
-// Run builds every unit, runs rounds rounds of every cell, and tears down.
-// It returns ctx's error when cut short (never recording that as a skip);
-// whatever was measured until then is in rec.
-func Run(ctx context.Context, units []Unit, rounds int, rec *Recorder) (err error) {
+// Run builds every unit, runs rounds rounds of every cell, and tears down,
+// phase by phase (Unit.Phase). It returns ctx's error when cut short
+// (never recording that as a skip); whatever was measured until then is
+// in rec.
+func Run(ctx context.Context, units []Unit, rounds int, rec *Recorder) error {
 	if rounds < 1 {
 		rounds = 1
 	}
 	for _, u := range units {
 		rec.plan(len(u.Cells) * rounds)
 	}
+	var phases []int
+	for _, u := range units {
+		if !slices.Contains(phases, u.Phase) {
+			phases = append(phases, u.Phase)
+		}
+	}
+	slices.Sort(phases)
+	for _, ph := range phases {
+		var in []*Unit
+		for i := range units {
+			if units[i].Phase == ph {
+				in = append(in, &units[i])
+			}
+		}
+		if len(phases) > 1 {
+			rec.Logf("phase %d of %d: %d deployment(s)", slices.Index(phases, ph)+1, len(phases), len(in))
+		}
+		if err := runPhase(ctx, in, rounds, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runPhase builds units, runs rounds rounds of their cells, and tears
+// them down.
+func runPhase(ctx context.Context, units []*Unit, rounds int, rec *Recorder) (err error) {
 	skip := func(u *Unit, why error) {
 		rec.plan(-len(u.Cells) * rounds)
 		rec.SkipUnit(u.Skip, why)
@@ -92,8 +128,7 @@ func Run(ctx context.Context, units []Unit, rounds int, rec *Recorder) (err erro
 			}
 		}
 	}()
-	for i := range units {
-		u := &units[i]
+	for _, u := range units {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

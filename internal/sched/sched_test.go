@@ -178,6 +178,36 @@ func TestRunRounds(t *testing.T) {
 	}
 }
 
+// Units of a later phase are built only once every unit of the earlier
+// phases is torn down; within a phase the cells interleave as ever, and
+// the phases' cells are all planned up front.
+func TestRunPhases(t *testing.T) {
+	b := &fakeBackend{}
+	run := &result.Run{}
+	rec := &Recorder{Run: run}
+	us := units(b, []string{"lab1", "kube10k", "kube1", "lab10k"}, nil)
+	us[1].Phase, us[3].Phase = 1, 1
+	if err := Run(context.Background(), us, 2, rec); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"deploy lab1", "deploy kube1",
+		"r1 lab1/rr", "r1 lab1/stream", "r1 kube1/rr", "r1 kube1/stream",
+		"r2 lab1/rr", "r2 kube1/stream", "r2 kube1/rr", "r2 lab1/stream",
+		"teardown kube1", "teardown lab1",
+		"deploy kube10k", "deploy lab10k",
+		"r1 kube10k/rr", "r1 kube10k/stream", "r1 lab10k/rr", "r1 lab10k/stream",
+		"r2 kube10k/rr", "r2 lab10k/stream", "r2 lab10k/rr", "r2 kube10k/stream",
+		"teardown lab10k", "teardown kube10k",
+	}
+	if !reflect.DeepEqual(b.events, want) {
+		t.Errorf("events\n%s\nwant\n%s", strings.Join(b.events, "\n"), strings.Join(want, "\n"))
+	}
+	if run.CellsPlanned != 16 || len(run.Results) != 16 {
+		t.Errorf("%d cells planned, %d results; want 16 and 16", run.CellsPlanned, len(run.Results))
+	}
+}
+
 // A deployment that keeps its commands has them in the run, once, in the
 // order the units were deployed; one that does not adds nothing.
 func TestRunRecordsBuilds(t *testing.T) {

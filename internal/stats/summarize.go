@@ -65,8 +65,10 @@ func Reference(k result.CellKey) (ref result.CellKey, ok bool) {
 // replica is the lab's cell of the network a cell of another backend ran
 // on: the same cell on the lab, or, where the lab ran that network in one
 // other placement only (Docker's nat is same-host on one engine, the lab's
-// replica cross-host), that one. ok is false for a lab cell or none.
-func (c cells) replica(k result.CellKey) (result.CellKey, bool) {
+// replica cross-host), that one; for a cluster's service cell, the lab's
+// replica of its proxy (serviceReplica). ok is false for a lab cell or
+// none.
+func (c cells) replica(k result.CellKey, proxyLB string) (result.CellKey, bool) {
 	if k.Backend == "" {
 		return k, false
 	}
@@ -84,7 +86,55 @@ func (c cells) replica(k result.CellKey) (result.CellKey, bool) {
 	if len(found) == 1 {
 		return found[0], true
 	}
+	if k.LB != "" {
+		return c.serviceReplica(k, proxyLB)
+	}
 	return r, false
+}
+
+// serviceReplica is the lab's cell a cluster's service cell is measured
+// against: a cell through the cluster's own proxy (lb cluster) against the
+// lab's replica of that proxy (lb proxyLB, the kube-proxy mode the run's
+// environment names, or the only replica the lab ran), and a cell through
+// a pod IP (lb none) against the lab's pod IP; in the same placement,
+// workload, service count and step, on whichever network the lab ran it
+// (one only: two would be ambiguous).
+func (c cells) serviceReplica(k result.CellKey, proxyLB string) (result.CellKey, bool) {
+	var found []result.CellKey
+	for _, o := range c.order {
+		if o.Backend != "" || o.Workload != k.Workload || o.Placement != k.Placement || o.Services != k.Services || o.Step != k.Step {
+			continue
+		}
+		switch {
+		case k.LB == result.ReferenceLB && o.LB == result.ReferenceLB:
+		case k.LB == ClusterLB && o.LB != result.ReferenceLB && o.LB != ClusterLB && (proxyLB == "" || o.LB == proxyLB):
+		default:
+			continue
+		}
+		found = append(found, o)
+	}
+	if len(found) == 1 {
+		return found[0], true
+	}
+	return k, false
+}
+
+// ClusterLB is the --lb of a cluster's own service proxy (svc.ClusterProxy).
+const ClusterLB = "cluster"
+
+// ProxyLB is the lab load balancer that replicates the kube-proxy mode an
+// environment names ("iptables (kube-proxy /proxyMode)" -> "iptables"), or
+// "" where there is none.
+func ProxyLB(env result.Environment) string {
+	if env.Kubernetes == nil {
+		return ""
+	}
+	mode, _, _ := strings.Cut(env.Kubernetes.ProxyMode, " ")
+	switch mode {
+	case "iptables", "nftables", "ipvs":
+		return mode
+	}
+	return ""
 }
 
 // isReference says whether k is what other cells are compared with.
@@ -235,6 +285,7 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 	}
 	o = o.norm()
 	c := group(run.Results)
+	proxyLB := ProxyLB(run.Environment)
 	run.Summaries = nil
 	for _, k := range c.order {
 		ref, hasRef := Reference(k)
@@ -252,7 +303,7 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 					}
 				}
 			}
-			if rep, ok := c.replica(k); ok {
+			if rep, ok := c.replica(k, proxyLB); ok {
 				if rs := c.samples(rep, f.Key); len(rs) > 0 {
 					if cmp, ok := compareCells(ss, rs, f.Better, o); ok {
 						cmp.Against = rep

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -363,6 +364,67 @@ func TestBusyWarning(t *testing.T) {
 		}
 		if got != c.warn || hint != c.hint {
 			t.Errorf("%s: busy warning %v (autogroup hint %v), want %v (%v): %q", c.name, got, hint, c.warn, c.hint, run.Warnings)
+		}
+	}
+}
+
+// TestSummarizeServiceReplica: a cluster's service cell is compared with
+// the lab's replica of its kube-proxy mode (the environment names it) at
+// the same service count and placement, whatever the lab's network; its
+// pod-IP cell with the lab's pod IP; with two replicas and no mode known,
+// nothing (ambiguous).
+func TestSummarizeServiceReplica(t *testing.T) {
+	svcRounds := func(be, network, lb string, n int, tps float64) []result.Result {
+		rs := rounds(network, tps, 100, calm)
+		for i := range rs {
+			rs[i].Backend, rs[i].LB, rs[i].Services, rs[i].Placement = be, lb, n, "cross-host"
+			if n > 0 {
+				rs[i].Step = fmt.Sprintf("services=%d", n)
+			}
+		}
+		return rs
+	}
+	var rs []result.Result
+	rs = append(rs, svcRounds("", "host-gw", "none", 0, 1000)...)
+	rs = append(rs, svcRounds("", "host-gw", "iptables", 1, 800)...)
+	rs = append(rs, svcRounds("", "host-gw", "iptables", 10000, 400)...)
+	rs = append(rs, svcRounds("", "host-gw", "nftables", 10000, 700)...)
+	rs = append(rs, svcRounds("kubernetes", "pod", "none", 0, 500)...)
+	rs = append(rs, svcRounds("kubernetes", "pod", "cluster", 1, 200)...)
+	rs = append(rs, svcRounds("kubernetes", "pod", "cluster", 10000, 200)...)
+	for _, tc := range []struct {
+		mode    string
+		lb      string
+		n       int
+		ratio   float64 // 0: none
+		against string
+	}{
+		{"iptables (kube-proxy /proxyMode)", "none", 0, 0.5, "none"},
+		{"iptables (kube-proxy /proxyMode)", "cluster", 1, 0.25, "iptables"},
+		{"iptables (kube-proxy /proxyMode)", "cluster", 10000, 0.5, "iptables"},
+		{"nftables (kube-proxy /proxyMode)", "cluster", 10000, 200.0 / 700, "nftables"},
+		{"unknown (no kube-proxy)", "cluster", 1, 0.25, "iptables"}, // the only replica at 1
+		{"unknown (no kube-proxy)", "cluster", 10000, 0, ""},        // two: ambiguous
+	} {
+		run := &result.Run{Results: append([]result.Result(nil), rs...),
+			Environment: result.Environment{Kubernetes: &result.Kubernetes{ProxyMode: tc.mode}}}
+		Summarize(run, nil)
+		k := result.CellKey{Network: "pod", Workload: "tcp_rr", Placement: "cross-host", LB: tc.lb, Services: tc.n, Backend: "kubernetes"}
+		if tc.n > 0 {
+			k.Step = fmt.Sprintf("services=%d", tc.n)
+		}
+		s := find(run.Summaries, k, result.KeyTransactions)
+		if s == nil {
+			t.Fatalf("%s: no summary of %+v", tc.mode, k)
+		}
+		c := s.VsReplica
+		switch {
+		case tc.ratio == 0 && c != nil:
+			t.Errorf("%s lb=%s %d: compared with %+v, want nothing", tc.mode, tc.lb, tc.n, c.Against)
+		case tc.ratio != 0 && c == nil:
+			t.Errorf("%s lb=%s %d: no replica comparison", tc.mode, tc.lb, tc.n)
+		case c != nil && (math.Abs(c.Ratio-tc.ratio) > 0.01 || c.Against.LB != tc.against || c.Against.Network != "host-gw" || c.Against.Services != tc.n):
+			t.Errorf("%s lb=%s %d: %.3f against %+v; want %.3f against host-gw lb=%s", tc.mode, tc.lb, tc.n, c.Ratio, c.Against, tc.ratio, tc.against)
 		}
 	}
 }

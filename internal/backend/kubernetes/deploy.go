@@ -40,8 +40,9 @@ type Deployment struct {
 	kpods   []*kpod
 	Ready   time.Duration
 
-	mu      sync.Mutex
-	tunnels []Tunnel
+	mu       sync.Mutex
+	tunnels  []Tunnel
+	services int // Services created in the namespace (ProgramServices)
 }
 
 // pod is one agent: a pod of its own, or a second container in another's
@@ -312,7 +313,7 @@ var (
 	pullReasons = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true,
 		"ErrImageNeverPull": true, "ImageInspectError": true, "RegistryUnavailable": true, "SignatureValidationFailed": true}
 	runReasons = map[string]bool{"CreateContainerError": true, "CreateContainerConfigError": true,
-		"RunContainerError": true, "CrashLoopBackOff": true, "StartError": true}
+		"RunContainerError": true, "CrashLoopBackOff": true, "StartError": true, "ContainerCannotRun": true}
 )
 
 // problem says why pod p will never run its agents, or nil.
@@ -327,6 +328,13 @@ func (d *Deployment) problem(p *corev1.Pod) error {
 				return fmt.Errorf("node %s cannot run --image %s (%s: %s); the image must hold a static cnperf at %s (docs/kubernetes.md)",
 					p.Spec.NodeName, d.image, w.Reason, clip(w.Message), AgentPath)
 			}
+		}
+		if t := cs.State.Terminated; t != nil && (runReasons[t.Reason] || t.Reason == "ContainerCannotRun") {
+			// never started (restartPolicy Never: no CrashLoopBackOff, the
+			// container ends StartError, as containerd reports a missing
+			// /cnperf)
+			return fmt.Errorf("node %s cannot run --image %s (%s: %s); the image must hold a static cnperf at %s (docs/kubernetes.md)",
+				p.Spec.NodeName, d.image, t.Reason, clip(t.Message), AgentPath)
 		}
 		if t := cs.State.Terminated; t != nil {
 			msg := clip(t.Message)
@@ -586,7 +594,12 @@ func (d *Deployment) Teardown() error {
 	for _, t := range ts {
 		t.Close()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d.b.waitLimit())
+	d.mu.Lock()
+	n := d.services
+	d.mu.Unlock()
+	// the namespace controller deletes every Service in it first (and the
+	// garbage collector their EndpointSlices): allow for thousands
+	ctx, cancel := context.WithTimeout(context.Background(), d.b.waitLimit()+time.Duration(n)*30*time.Millisecond)
 	defer cancel()
 	return deleteNamespace(ctx, d.cl, d.ns, d.b.pollEvery())
 }

@@ -413,6 +413,13 @@ func TestErrors(t *testing.T) {
 		{name: "image without cnperf", nodes: 2, placement: backend.SameHost,
 			setup: waiting("RunContainerError", `exec: "/cnperf": stat /cnperf: no such file or directory`),
 			want:  `node n1 cannot run --image registry.example/cnperf:test (RunContainerError: exec: "/cnperf": stat /cnperf: no such file or directory); the image must hold a static cnperf at /cnperf`, created: true},
+		{name: "image without cnperf, as containerd ends it", nodes: 2, placement: backend.SameHost, setup: func(f *fakeCluster) {
+			f.podStatus = func(p *corev1.Pod) corev1.PodStatus {
+				return corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name,
+					State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "StartError", ExitCode: 128,
+						Message: `failed to create containerd task: OCI runtime create failed: exec: "/cnperf": stat /cnperf: no such file or directory: unknown`}}}}}
+			}
+		}, want: `node n1 cannot run --image registry.example/cnperf:test (StartError: failed to create containerd task: OCI runtime create failed: exec: "/cnperf": stat /cnperf: no such file or directory: unknown); the image must hold a static cnperf at /cnperf`, created: true},
 		{name: "agent exits", nodes: 2, placement: backend.SameHost, setup: func(f *fakeCluster) {
 			f.podStatus = func(p *corev1.Pod) corev1.PodStatus {
 				return corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name,

@@ -29,6 +29,15 @@ const (
 // createWorkers bounds the Service creations in flight.
 const createWorkers = 16
 
+// ServesLB implements backend.LBServer: the cluster's own proxy, and the
+// pod IP.
+func (b *Backend) ServesLB(lb string) bool { return lb == svc.ClusterProxy || lb == svc.None }
+
+// SharedServices implements backend.SharedServices: the cluster's proxy
+// programs the Services of every namespace, so the deployments of one
+// service count must be gone before another's are made.
+func (b *Backend) SharedServices() bool { return true }
+
 // ProgramServices implements backend.ServiceHost for lb "cluster": n
 // ClusterIP Services selecting the backend pods (labelled for it now), the
 // measured one created last; the cluster's own proxy programs them. Sync
@@ -56,6 +65,9 @@ func (d *Deployment) ProgramServices(ctx context.Context, lb string, n int, udp 
 			return set, nil, d.cl.explain(err, "label pod "+p.kp.name)
 		}
 	}
+	d.mu.Lock()
+	d.services += n
+	d.mu.Unlock()
 	t0 := time.Now()
 	if n > 1 {
 		if err := d.createServices(ctx, 0, n-1, udp); err != nil {

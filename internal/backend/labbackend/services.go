@@ -48,6 +48,10 @@ func ServiceList(n int, backends []*lab.Pod, udp bool) ([]svc.Service, error) {
 	return out, nil
 }
 
+// ServesLB implements backend.LBServer: cnperf's replicas and the pod IP,
+// not a cluster's own proxy.
+func (b *Backend) ServesLB(lb string) bool { return lb != svc.ClusterProxy }
+
 // ProgramServices implements backend.ServiceHost: n services (the measured
 // one last, so it sits at the end of any linear rule list, like a service
 // created after the others) programmed by a fresh instance of load

@@ -9,7 +9,10 @@
 // load balancer and step gets a deployment of its own: what one leaves
 // behind (TIME_WAIT sockets, conntrack entries, netfilter tables that keep
 // conntrack on) would otherwise slow the next, and a Kubernetes cluster
-// runs one of them anyway.
+// runs one of them anyway. On a backend whose deployments share their
+// services (a cluster: backend.SharedServices), each count and placement is
+// a phase of its own instead (Plan.PhasedServices), measured after the
+// other.
 package services
 
 import (
@@ -170,15 +173,26 @@ func (Services) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, err
 			names = append(names, name)
 		}
 		for _, lb := range p.LBs {
+			if s, ok := p.Backend.(backend.LBServer); ok && !s.ServesLB(lb) {
+				continue // another backend's (a run on lab,kubernetes)
+			}
 			steps := counts
 			if lb == svc.None {
 				steps = []int{0}
 			}
-			for _, n := range steps {
+			for i, n := range steps {
 				u := unit(p, c.Network, lb, n, udp, topo, place, names, workloads)
 				if perNet[c.Network] > 1 { // both placements: tell the units apart
 					u.Name += " " + string(place)
 					u.Skip.Placement = string(place)
+				}
+				if p.PhasedServices {
+					// one phase per count and placement, the same on
+					// every backend of the run (lb none: the first count's)
+					u.Phase = 2 * i
+					if same {
+						u.Phase++
+					}
 				}
 				units = append(units, u)
 			}

@@ -154,3 +154,53 @@ func TestUnitsPlacement(t *testing.T) {
 		})
 	}
 }
+
+// clusterPlacer serves only the cluster's proxy and the pod IP, as the
+// kubernetes backend does.
+type clusterPlacer struct{ placer }
+
+func (clusterPlacer) ServesLB(lb string) bool { return lb == "cluster" || lb == "none" }
+
+// TestUnitsPhased: with PhasedServices (a backend of the run shares its
+// services), every count and placement is a phase of its own, numbered
+// alike on every backend (so a lab's replica at 10,000 runs beside the
+// cluster's 10,000); and a backend that does not serve a load balancer
+// gets no unit of it.
+func TestUnitsPhased(t *testing.T) {
+	multi := placer{pls: []backend.Placement{backend.CrossHost, backend.SameHost}}
+	cases := []experiment.Case{{Network: "n", Placement: backend.CrossHost}, {Network: "n", Placement: backend.SameHost}}
+	lbs := []string{"none", "iptables", "cluster"}
+	for _, tc := range []struct {
+		name   string
+		be     backend.Backend
+		phased bool
+		want   []string
+	}{
+		{"phased, serving every lb", multi, true, []string{
+			"n lb=none cross-host phase 0", "n lb=iptables services=1 cross-host phase 0", "n lb=iptables services=10000 cross-host phase 2",
+			"n lb=cluster services=1 cross-host phase 0", "n lb=cluster services=10000 cross-host phase 2",
+			"n lb=none same-host phase 1", "n lb=iptables services=1 same-host phase 1", "n lb=iptables services=10000 same-host phase 3",
+			"n lb=cluster services=1 same-host phase 1", "n lb=cluster services=10000 same-host phase 3"}},
+		{"cluster phased", clusterPlacer{multi}, true, []string{
+			"n lb=none cross-host phase 0", "n lb=cluster services=1 cross-host phase 0", "n lb=cluster services=10000 cross-host phase 2",
+			"n lb=none same-host phase 1", "n lb=cluster services=1 same-host phase 1", "n lb=cluster services=10000 same-host phase 3"}},
+		{"cluster not phased", clusterPlacer{multi}, false, []string{
+			"n lb=none cross-host phase 0", "n lb=cluster services=1 cross-host phase 0", "n lb=cluster services=10000 cross-host phase 0",
+			"n lb=none same-host phase 0", "n lb=cluster services=1 same-host phase 0", "n lb=cluster services=10000 same-host phase 0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &experiment.Plan{Cases: cases, LBs: lbs, Services: []int{1, 10000}, Backend: tc.be, PhasedServices: tc.phased}
+			us, err := Services{}.Units(p, []string{"tcp_crr"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, u := range us {
+				got = append(got, fmt.Sprintf("%s phase %d", u.Name, u.Phase))
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("units\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// KubeLocalEnv turns TestLocalKubernetesCluster on: scripts/test.sh sets it
+// once the Kubernetes binaries are in their cache (scripts/kube-build.sh).
+const KubeLocalEnv = "CNPERF_KUBE_LOCAL"
+
+// The local cluster's names (scripts/kube-local.sh).
+const (
+	kubeState      = "/run/cnperf/kube"
+	kubeConfig     = kubeState + "/admin.kubeconfig"
+	kubeCPNetns    = "cnperf-kube-cp"
+	kubeAgentImage = "cnperf.local/agent:dev"
+	kubeCgroup     = "cnperf-kube"
+	kubeVersion    = "v1.37.2" // kube/go.mod's k8s.io/kubernetes
+)
+
+// TestLocalKubernetesCluster is issue 15's integration test: it brings up
+// the local cluster of scripts/kube-local.sh with 2 nodes (real
+// kube-apiserver, kubelets, kube-proxy in iptables mode), runs tcp_rr,
+// tcp_stream and tcp_crr through a ClusterIP same-node and cross-node with
+// --backend kubernetes, checks the results and the environment (the real
+// kubelet version, the kube-proxy mode), then takes the cluster down and
+// checks that nothing of it is left: processes, mounts, cgroups, network
+// namespaces, the state folder. Root only, and only with
+// CNPERF_KUBE_LOCAL=1 (the binaries take an hour to build cold).
+func TestLocalKubernetesCluster(t *testing.T) {
+	if os.Getenv(KubeLocalEnv) != "1" {
+		t.Skipf("set %s=1 to bring up the local Kubernetes cluster (scripts/test.sh does once scripts/kube-build.sh has built the binaries)", KubeLocalEnv)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the local cluster lives in network namespaces and cgroups")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(root, "scripts", "kube-local.sh")
+	out, err := exec.Command(filepath.Join(root, "scripts", "kube-build.sh"), "--missing").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := strings.TrimSpace(string(out)); m != "" {
+		t.Fatalf("the Kubernetes binaries %s are not built; run scripts/kube-build.sh", m)
+	}
+	if _, err := os.Stat("/run/netns/cnperf-kube-sw"); err == nil {
+		t.Fatal("a local cluster is up already; scripts/kube-local.sh down first (only one runs at a time)")
+	}
+	bin := cnperf(t)
+
+	down := func() {
+		cmd := exec.Command(script, "down")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("kube-local.sh down: %v\n%s", err, out)
+		}
+	}
+	isDown := false
+	t.Cleanup(func() {
+		if !isDown {
+			down()
+		}
+	})
+
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, script, "up", "2").CombinedOutput(); err != nil {
+		t.Fatalf("kube-local.sh up 2: %v\n%s", err, tail(out, 40))
+	}
+	t.Logf("cluster up in %v", time.Since(start).Round(time.Second))
+
+	// both nodes Ready, with the kubelet built here
+	var nodes struct {
+		Items []struct {
+			Metadata struct{ Name string }
+			Spec     struct {
+				Taints []struct{ Key, Effect string }
+			}
+			Status struct {
+				Conditions []struct{ Type, Status string }
+				NodeInfo   struct{ KubeletVersion string }
+			}
+		}
+	}
+	kubectl := func(args ...string) []byte {
+		t.Helper()
+		out, err := exec.Command(script, append([]string{"kubectl"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
+		}
+		return out
+	}
+	if err := json.Unmarshal(kubectl("get", "nodes", "-o", "json"), &nodes); err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 2 {
+		t.Fatalf("%d nodes, want 2", len(nodes.Items))
+	}
+	for _, n := range nodes.Items {
+		ready := false
+		for _, c := range n.Status.Conditions {
+			ready = ready || (c.Type == "Ready" && c.Status == "True")
+		}
+		if !ready {
+			t.Errorf("node %s not Ready: %+v", n.Metadata.Name, n.Status.Conditions)
+		}
+		if len(n.Spec.Taints) > 0 {
+			t.Errorf("node %s tainted after up: %+v", n.Metadata.Name, n.Spec.Taints)
+		}
+	}
+
+	// the three workloads through a ClusterIP, same-node and cross-node
+	resPath := filepath.Join(t.TempDir(), "kube.json")
+	run := exec.CommandContext(ctx, "ip", "netns", "exec", kubeCPNetns, bin, "run", "--backend", "kubernetes",
+		"--kubeconfig", kubeConfig, "--image", kubeAgentImage,
+		"--workloads", "tcp_rr,tcp_stream,tcp_crr", "--placement", "same-node,cross-node",
+		"--lb", "cluster", "--services", "1", "--duration", "1s", "--out", resPath)
+	var stderr bytes.Buffer
+	run.Stderr = &stderr
+	start = time.Now()
+	if err := run.Run(); err != nil {
+		t.Fatalf("cnperf run --backend kubernetes: %v\n%s", err, tail(stderr.Bytes(), 40))
+	}
+	t.Logf("run in %v", time.Since(start).Round(time.Second))
+	r, err := result.Read(resPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, wl := range []string{"tcp_rr", "tcp_stream", "tcp_crr"} {
+		for _, pl := range []string{"same-host", "cross-host"} {
+			found := false
+			for _, res := range r.Results {
+				if res.Workload != wl || res.Placement != pl || res.LB != "cluster" {
+					continue
+				}
+				found = true
+				m := res.Metrics
+				switch {
+				case res.Error != "":
+					t.Errorf("%s %s through the ClusterIP: %s", wl, pl, res.Error)
+				case wl == "tcp_stream" && (m.ThroughputBps == nil || *m.ThroughputBps <= 0):
+					t.Errorf("%s %s through the ClusterIP: no throughput", wl, pl)
+				case wl != "tcp_stream" && (m.TransactionsPerS == nil || *m.TransactionsPerS <= 0):
+					t.Errorf("%s %s through the ClusterIP: no transactions", wl, pl)
+				}
+				if !strings.HasPrefix(res.Path, "service ") {
+					t.Errorf("%s %s went through %q, not a service", wl, pl, res.Path)
+				}
+			}
+			if !found {
+				t.Errorf("no result for %s %s through the ClusterIP (skipped: %+v)", wl, pl, r.Skipped)
+			}
+		}
+	}
+	k := r.Environment.Kubernetes
+	if k == nil {
+		t.Fatal("the result's environment names no Kubernetes cluster")
+	}
+	if len(k.Nodes) != 2 {
+		t.Errorf("environment: %d nodes, want 2", len(k.Nodes))
+	}
+	for _, n := range k.Nodes {
+		if n.KubeletVersion != kubeVersion {
+			t.Errorf("environment: node %s kubelet %q, want %s (the one built from kube/go.mod)", n.Name, n.KubeletVersion, kubeVersion)
+		}
+	}
+	if !strings.HasPrefix(k.ProxyMode, "iptables") {
+		t.Errorf("environment: kube-proxy mode %q, want iptables", k.ProxyMode)
+	}
+	if k.Version != kubeVersion {
+		t.Errorf("environment: API server %q, want %s", k.Version, kubeVersion)
+	}
+	if ns := strings.TrimSpace(string(kubectl("get", "namespaces", "-l", "cnperf.run", "-o", "name"))); ns != "" {
+		t.Errorf("the run left namespaces: %s", ns)
+	}
+
+	// bad input against the real cluster: one line naming the fix, and
+	// nothing left on the cluster
+	bad := func(name, want string, args ...string) {
+		t.Helper()
+		start := time.Now()
+		base := []string{"netns", "exec", kubeCPNetns, bin, "run", "--backend", "kubernetes", "--quiet",
+			"--workloads", "tcp_rr", "--duration", "1s", "--out", filepath.Join(t.TempDir(), "bad.json")}
+		cmd := exec.CommandContext(ctx, "ip", append(base, args...)...)
+		out, err := cmd.CombinedOutput()
+		msg := strings.TrimSpace(string(out))
+		switch {
+		case err == nil:
+			t.Errorf("%s: the run succeeded: %s", name, msg)
+		case !strings.Contains(msg, want):
+			t.Errorf("%s: error %q, want it to say %q", name, msg, want)
+		case strings.Contains(msg, "\n"):
+			t.Errorf("%s: more than one line:\n%s", name, msg)
+		}
+		if ns := strings.TrimSpace(string(kubectl("get", "namespaces", "-l", "cnperf.run", "-o", "name"))); ns != "" {
+			t.Errorf("%s: left namespaces: %s", name, ns)
+		}
+		t.Logf("%s: %s (%v)", name, msg, time.Since(start).Round(100*time.Millisecond))
+	}
+	bad("no RBAC", "may not create namespaces",
+		"--kubeconfig", kubeState+"/norights.kubeconfig", "--image", kubeAgentImage)
+	bad("an image without cnperf", "cannot run --image cnperf.local/pause:1",
+		"--kubeconfig", kubeConfig, "--image", "cnperf.local/pause:1", "--placement", "same-node")
+	kubectl("cordon", "n2")
+	bad("cross-node on one schedulable node", "the cluster has 1 schedulable node(s) (n1) and cross-host needs 2",
+		"--kubeconfig", kubeConfig, "--image", kubeAgentImage, "--placement", "cross-node")
+	kubectl("uncordon", "n2")
+
+	start = time.Now()
+	down()
+	isDown = true
+	t.Logf("cluster down in %v", time.Since(start).Round(time.Second))
+	for _, left := range kubeLeftovers() {
+		t.Errorf("left after down: %s", left)
+	}
+}
+
+// kubeLeftovers lists what of the local cluster is still there: its
+// network namespaces, cgroups, state folder, processes (a command line or
+// working folder under the state folder or the binaries' cache) and
+// mounts.
+func kubeLeftovers() []string {
+	var out []string
+	if ms, _ := filepath.Glob("/run/netns/cnperf-kube-*"); len(ms) > 0 {
+		out = append(out, "network namespaces "+strings.Join(ms, " "))
+	}
+	cgs, _ := filepath.Glob("/sys/fs/cgroup/*/" + kubeCgroup)
+	if cg, err := os.Stat("/sys/fs/cgroup/" + kubeCgroup); err == nil && cg.IsDir() {
+		cgs = append(cgs, "/sys/fs/cgroup/"+kubeCgroup)
+	}
+	if len(cgs) > 0 {
+		out = append(out, "cgroups "+strings.Join(cgs, " "))
+	}
+	if _, err := os.Stat(kubeState); err == nil {
+		out = append(out, "state folder "+kubeState)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cmd, err := os.ReadFile(p + "/cmdline")
+		if err != nil {
+			continue
+		}
+		line := strings.ReplaceAll(string(cmd), "\x00", " ")
+		cwd, _ := os.Readlink(p + "/cwd")
+		if strings.Contains(line, kubeState) || strings.Contains(line, "/kube-"+kubeVersion+"/") || strings.HasPrefix(cwd, kubeState) {
+			out = append(out, "process "+filepath.Base(p)+": "+line)
+		}
+	}
+	if mi, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, l := range strings.Split(string(mi), "\n") {
+			if strings.Contains(l, kubeState) || strings.Contains(l, "cnperf-kube") {
+				out = append(out, "mount "+l)
+			}
+		}
+	}
+	return out
+}
+
+// tail is the last n lines of b.
+func tail(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
