@@ -40,8 +40,8 @@ const BusyCPUs = 0.3
 // Reference is the cell k is compared with: the baseline network in the
 // same placement, workload, step (and LB and services, unset there); for a
 // service run (LB set) the pod-IP reference, lb "none", of the same network,
-// workload and step (whose step has no "services=N"). ok is false for a
-// reference cell itself.
+// workload, step (whose step has no "services=N") and backend. ok is false
+// for a reference cell itself.
 func Reference(k result.CellKey) (ref result.CellKey, ok bool) {
 	if k.LB != "" {
 		if k.LB == result.ReferenceLB {
@@ -53,7 +53,7 @@ func Reference(k result.CellKey) (ref result.CellKey, ok bool) {
 				steps = append(steps, s)
 			}
 		}
-		return result.CellKey{Network: k.Network, Workload: k.Workload, Placement: k.Placement, LB: result.ReferenceLB, Step: strings.Join(steps, " ")}, true
+		return result.CellKey{Network: k.Network, Workload: k.Workload, Placement: k.Placement, LB: result.ReferenceLB, Step: strings.Join(steps, " "), Backend: k.Backend}, true
 	}
 	if k.Network == result.BaselineNetwork {
 		return ref, false

@@ -428,3 +428,14 @@ func TestSummarizeServiceReplica(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceReferenceOnItsBackend: a cluster's service cell is compared
+// with the cluster's own pod IP, not with nothing (the reference key kept
+// the backend out, so a kubernetes row had no ratio in a lab,kubernetes run).
+func TestServiceReferenceOnItsBackend(t *testing.T) {
+	k := result.CellKey{Network: "pod", Workload: "tcp_crr", Placement: "cross-host", LB: "cluster", Services: 1, Step: "services=1", Backend: "kubernetes"}
+	ref, ok := Reference(k)
+	if !ok || ref.Backend != "kubernetes" || ref.LB != "none" || ref.Step != "" {
+		t.Errorf("reference %+v (ok %v), want the kubernetes pod IP", ref, ok)
+	}
+}
