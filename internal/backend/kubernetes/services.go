@@ -2,7 +2,6 @@ package kubernetes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"sync"
@@ -16,7 +15,6 @@ import (
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/svc"
-	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // ServicePort is the services' port; BackendPort the pods' (targetPort),
@@ -165,7 +163,7 @@ func probeUntil(ctx context.Context, d *Deployment, client string, backends []st
 		bagents = append(bagents, d.pods[b].Agent)
 	}
 	for {
-		err := probeService(ctx, d.pods[client].Agent, bagents, set.Target)
+		err := backend.ProbeService(ctx, d.pods[client].Agent, bagents, set.Target, BackendPort, "connections hang")
 		if err == nil {
 			return nil
 		}
@@ -181,39 +179,4 @@ func probeUntil(ctx context.Context, d *Deployment, client string, backends []st
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-// probeService runs short connections (tcp_crr, 200 ms) from client to
-// addr with every backend serving.
-func probeService(ctx context.Context, client *agent.Client, backends []*agent.Client, addr netip.AddrPort) error {
-	params := workload.Params{Duration: 200 * time.Millisecond, MessageSize: 16, Port: BackendPort}
-	var servers []*agent.Server
-	defer func() {
-		for _, srv := range servers {
-			_, _ = srv.Stop()
-		}
-	}()
-	for _, a := range backends {
-		srv, err := a.Serve(ctx, "tcp_crr", params)
-		if err != nil {
-			return err
-		}
-		servers = append(servers, srv)
-	}
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	rep, err := client.Run(rctx, "tcp_crr", params, addr)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return errors.New("connections hang")
-		}
-		return err
-	}
-	if rep.Transactions == 0 {
-		return fmt.Errorf("no connection completed (%d failed)", rep.Errors)
-	}
-	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/agent"
@@ -12,7 +11,6 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/svc"
 	_ "github.com/cnperf/cnperf/internal/svc/all" // the load balancers
-	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // ServicePort is the services' port; BackendPort the pods' (targetPort).
@@ -113,7 +111,7 @@ func (d *Deployment) ProgramServices(ctx context.Context, lbName string, n int, 
 	set.Target = target.Addr()
 	set.Path = "service " + target.Name + " " + target.Addr().String()
 	d.b.logf("  %-10s lb=%-11s services=%-5d programmed in %v", d.Mode.Name(), lbName, n, set.Sync.Round(time.Millisecond))
-	if err := probeService(ctx, c.Agent, bagents, set.Target); err != nil {
+	if err := backend.ProbeService(ctx, c.Agent, bagents, set.Target, BackendPort, "connections hang (replies never come back translated)"); err != nil {
 		if ctx.Err() != nil {
 			return set, nil, ctx.Err() // an interrupt is never a skip
 		}
@@ -121,41 +119,4 @@ func (d *Deployment) ProgramServices(ctx context.Context, lbName string, n int, 
 			d.Mode.Name(), lbName, err, svc.ServiceCIDR))
 	}
 	return set, clean, nil
-}
-
-// probeService checks, before anything is measured, that a few short
-// connections through the service complete: a network and a balancer that
-// cannot work together are reported in a few seconds with the reason,
-// rather than as every measurement timing out.
-func probeService(ctx context.Context, client *agent.Client, backends []*agent.Client, addr netip.AddrPort) error {
-	params := workload.Params{Duration: 200 * time.Millisecond, MessageSize: 16, Port: BackendPort}
-	var servers []*agent.Server
-	defer func() {
-		for _, srv := range servers {
-			_, _ = srv.Stop()
-		}
-	}()
-	for _, a := range backends {
-		srv, err := a.Serve(ctx, "tcp_crr", params)
-		if err != nil {
-			return err
-		}
-		servers = append(servers, srv)
-	}
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	rep, err := client.Run(rctx, "tcp_crr", params, addr)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return errors.New("connections hang (replies never come back translated)")
-		}
-		return err
-	}
-	if rep.Transactions == 0 {
-		return fmt.Errorf("no connection completed (%d failed)", rep.Errors)
-	}
-	return nil
 }
