@@ -22,17 +22,22 @@ import (
 // Docker Go SDK would bring a large module tree for a dozen requests).
 type Engine struct {
 	hc      *http.Client
-	base    string // "http://docker" for a unix socket
-	Version string // the negotiated API version, "1.41"
-	Local   bool   // the engine runs on this machine's kernel (unix socket)
-	Where   string // what DOCKER_HOST named, for messages
+	base    string      // "http://docker" for a unix socket
+	Version string      // the negotiated API version, "1.41"
+	Server  VersionInfo // the engine's GET /version, read by Negotiate
+	Local   bool        // the engine runs on this machine's kernel (unix socket)
+	Where   string      // what DOCKER_HOST named, for messages
 }
 
 // MinAPI is the oldest Engine API this backend speaks (Docker 17.06).
 const MinAPI = "1.30"
 
-// MaxAPI is the newest it asks for; newer engines answer it too.
-const MaxAPI = "1.41"
+// MaxAPI is the newest it asks for: Docker Engine 29.0's. Every request the
+// client makes was checked against the API's changes up to this version
+// (container create, networks, image import, swarm; see negotiateAPI). An
+// engine whose own minimum is above it (Engine 29 dropped everything older
+// than 1.44) is refused in one line rather than sent requests it rejects.
+const MaxAPI = "1.52"
 
 // DefaultHost is where the engine listens unless DOCKER_HOST says otherwise.
 const DefaultHost = "unix:///var/run/docker.sock"
@@ -150,37 +155,47 @@ func (e *Engine) do(ctx context.Context, method, p string, q url.Values, body an
 	return json.NewDecoder(resp.Body).Decode(out)
 }
 
-// Negotiate pings the engine and settles the API version: the engine's,
-// capped at MaxAPI; an engine older than MinAPI is an error naming it.
+// Negotiate asks the engine which API versions it accepts (GET /version,
+// unversioned: every engine answers that at its own default version,
+// whatever its minimum) and settles the one to speak: the highest both
+// sides know, never below the engine's minimum.
 func (e *Engine) Negotiate(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.base+"/_ping", nil)
-	if err != nil {
+	e.Version = ""
+	var v VersionInfo
+	if err := e.do(ctx, http.MethodGet, "/version", nil, nil, &v); err != nil {
+		var a *APIError
+		if errors.As(err, &a) {
+			return fmt.Errorf("docker engine at %s answers /version with HTTP %d (%s); is it a Docker engine?", e.Where, a.Status, a.Message)
+		}
 		return err
 	}
-	resp, err := e.hc.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("no Docker engine reachable at %s (%v); start it (systemctl start docker, or apt-get install docker.io) or set DOCKER_HOST", e.Where, err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("docker engine at %s answers ping with HTTP %d", e.Where, resp.StatusCode)
-	}
-	v := resp.Header.Get("Api-Version")
-	if v == "" {
+	if v.APIVersion == "" {
 		return fmt.Errorf("docker engine at %s gives no API version; is it a Docker engine?", e.Where)
 	}
-	if versionLess(v, MinAPI) {
-		return fmt.Errorf("docker engine at %s speaks API %s, older than %s (Docker 17.06); upgrade it (apt-get install docker.io)", e.Where, v, MinAPI)
+	ver, err := negotiateAPI(v.APIVersion, v.MinAPIVersion)
+	if err != nil {
+		return fmt.Errorf("docker engine at %s (Docker %s): %w", e.Where, v.Version, err)
 	}
+	e.Version, e.Server = ver, v
+	return nil
+}
+
+// negotiateAPI is the API version to speak with an engine that accepts
+// engineMin to engineMax ("" min: an engine too old to say, which accepts
+// everything down to 1.12): the lower of engineMax and MaxAPI, an error
+// when that is below MinAPI or below the engine's minimum.
+func negotiateAPI(engineMax, engineMin string) (string, error) {
+	v := engineMax
 	if versionLess(MaxAPI, v) {
 		v = MaxAPI
 	}
-	e.Version = v
-	return nil
+	if versionLess(v, MinAPI) {
+		return "", fmt.Errorf("it speaks API %s, older than %s (Docker 17.06); upgrade it (apt-get install docker.io)", engineMax, MinAPI)
+	}
+	if engineMin != "" && versionLess(v, engineMin) {
+		return "", fmt.Errorf("it accepts API %s to %s, this cnperf speaks %s to %s; no version in common: use a newer cnperf", engineMin, engineMax, MinAPI, MaxAPI)
+	}
+	return v, nil
 }
 
 // versionLess compares dotted API versions ("1.9" < "1.30").

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -21,7 +22,8 @@ import (
 // containers and networks and records every request.
 type fakeEngine struct {
 	t          *testing.T
-	apiVersion string
+	apiVersion string // the engine's newest (and default) API version
+	minAPI     string // its oldest; "" answers every version, as old engines did
 	mu         sync.Mutex
 	reqs       []string // "METHOD /path?query"
 	containers []ContainerSummary
@@ -70,12 +72,26 @@ func (f *fakeEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Api-Version", f.apiVersion)
 	path := r.URL.Path
 	if i := strings.Index(path[1:], "/"); strings.HasPrefix(path, "/v1.") && i > 0 {
+		// the engine's version middleware, word for word
+		v := path[2 : i+1]
 		path = path[i+1:]
+		if f.minAPI != "" && versionLess(v, f.minAPI) {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"message":"client version `+v+` is too old. Minimum supported API version is `+f.minAPI+`, please upgrade your client to a newer version"}`)
+			return
+		}
+		if versionLess(f.apiVersion, v) {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"message":"client version `+v+` is too new. Maximum supported API version is `+f.apiVersion+`"}`)
+			return
+		}
 	}
 	filters := r.URL.Query().Get("filters")
 	switch {
 	case path == "/_ping":
 		_, _ = io.WriteString(w, "OK")
+	case path == "/version":
+		_ = json.NewEncoder(w).Encode(map[string]string{"Version": "test", "ApiVersion": f.apiVersion, "MinAPIVersion": f.minAPI})
 	case r.Method == "GET" && path == "/containers/json":
 		out := []ContainerSummary{}
 		for _, c := range f.containers {
@@ -151,27 +167,34 @@ func (f *fakeEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestNegotiate(t *testing.T) {
 	for _, tc := range []struct {
-		server, want, errHas string
+		name, max, min, want, errHas string
 	}{
-		{"1.41", "1.41", ""},
-		{"1.43", MaxAPI, ""}, // a newer engine is asked the version we speak
-		{"1.35", "1.35", ""},
-		{"1.24", "", "older than"},
+		{"engine 20.10", "1.41", "1.12", "1.41", ""},
+		{"engine 29.0", "1.52", "1.44", "1.52", ""},
+		{"engine 29 at a newer API", "1.54", "1.44", MaxAPI, ""}, // asked the version we speak
+		{"docker 18.09", "1.39", "1.12", "1.39", ""},
+		{"no minimum given", "1.35", "", "1.35", ""},
+		{"too old", "1.24", "1.12", "", "older than 1.30"},
+		{"minimum above ours", "1.60", "1.53", "", "no version in common"},
 	} {
-		t.Run(tc.server, func(t *testing.T) {
-			f := &fakeEngine{t: t, apiVersion: tc.server}
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeEngine{t: t, apiVersion: tc.max, minAPI: tc.min}
 			e := f.serve(t)
 			err := e.Negotiate(context.Background())
 			if tc.errHas != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.errHas) {
-					t.Fatalf("Negotiate = %v, want an error with %q", err, tc.errHas)
+				if err == nil || !strings.Contains(err.Error(), tc.errHas) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("Negotiate = %v, want one line with %q", err, tc.errHas)
 				}
 				return
 			}
 			if err != nil || e.Version != tc.want {
 				t.Fatalf("Negotiate = %v, version %q; want %q", err, e.Version, tc.want)
 			}
-			// later requests carry the version in their path
+			if e.Server.MinAPIVersion != tc.min || e.Server.APIVersion != tc.max {
+				t.Errorf("Server = %+v, want the engine's %s..%s", e.Server, tc.min, tc.max)
+			}
+			// later requests carry the version in their path, and the
+			// engine accepts them
 			if _, err := e.Containers(context.Background(), "x"); err != nil {
 				t.Fatal(err)
 			}
@@ -179,6 +202,20 @@ func TestNegotiate(t *testing.T) {
 				t.Errorf("request %q is not versioned /v%s", last, tc.want)
 			}
 		})
+	}
+}
+
+// TestEngine29RefusesOldClients: the fake engine answers an old version's
+// path as Engine 29 does, so the tests above prove something.
+func TestEngine29RefusesOldClients(t *testing.T) {
+	f := &fakeEngine{t: t, apiVersion: "1.52", minAPI: "1.44"}
+	e := f.serve(t)
+	e.Version = "1.41" // what cnperf asked for before Engine 29
+	_, err := e.Containers(context.Background(), "x")
+	want := "client version 1.41 is too old. Minimum supported API version is 1.44, please upgrade your client to a newer version"
+	var a *APIError
+	if !errors.As(err, &a) || a.Status != http.StatusBadRequest || a.Message != want {
+		t.Fatalf("a 1.41 request to Engine 29 = %v, want HTTP 400 %q", err, want)
 	}
 }
 
