@@ -553,16 +553,13 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 	if env.Docker != nil {
 		return
 	}
-	m := map[string]string{"api_version": d.e.Version, "host": d.e.Where, "image": d.image}
-	if v, err := d.e.EngineVersion(ctx); err == nil {
-		m["engine_version"] = v.Version
-		m["engine_api_version"] = v.APIVersion
-	}
+	m := map[string]string{"host": d.e.Where, "image": d.image}
+	d.e.RecordVersions(m)
 	if in, err := d.e.EngineInfo(ctx); err == nil {
 		m["storage_driver"] = in.Driver
 		m["cgroup_driver"] = in.CgroupDriver
 		m["ipv4_forwarding"] = strconv.FormatBool(in.IPv4Forwarding)
-		m["bridge_nf_call_iptables"] = strconv.FormatBool(in.BridgeNfIptables)
+		m["bridge_nf_call_iptables"] = bridgeNf(in.BridgeNfIptables, d.e.Local)
 		m["security_options"] = strings.Join(in.SecurityOptions, ",")
 		m["swarm"] = in.Swarm.LocalNodeState
 	}
@@ -572,6 +569,23 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 		}
 	}
 	env.Docker = m
+}
+
+// bridgeNf is bridge-nf-call-iptables as the engine reports it or, from
+// API 1.50 on (which no longer does), as this machine's sysctl has it
+// for a local engine.
+func bridgeNf(reported *bool, local bool) string {
+	if reported != nil {
+		return strconv.FormatBool(*reported)
+	}
+	if local {
+		b, err := os.ReadFile("/proc/sys/net/bridge/bridge-nf-call-iptables")
+		if err != nil {
+			return "false (br_netfilter not loaded)"
+		}
+		return strconv.FormatBool(strings.TrimSpace(string(b)) == "1")
+	}
+	return "unknown (not reported from Engine API 1.50 on)"
 }
 
 // MachineCPU implements backend.CPUMeter where the engine shares this

@@ -2,6 +2,7 @@ package docker
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -198,6 +199,21 @@ func negotiateAPI(engineMax, engineMin string) (string, error) {
 	return v, nil
 }
 
+// Before says whether the negotiated API version is older than v: what
+// a request sends or an answer holds that changed at v.
+// Not yet negotiated, requests go unversioned: the engine's newest.
+func (e *Engine) Before(v string) bool { return e.Version != "" && versionLess(e.Version, v) }
+
+// RecordVersions adds the engine's versions to an environment record:
+// api_version (the negotiated one, every request's), engine_version,
+// engine_api_version and engine_min_api_version (the range it accepts).
+func (e *Engine) RecordVersions(m map[string]string) {
+	m["api_version"] = e.Version
+	m["engine_version"] = e.Server.Version
+	m["engine_api_version"] = e.Server.APIVersion
+	m["engine_min_api_version"] = e.Server.MinAPIVersion
+}
+
 // versionLess compares dotted API versions ("1.9" < "1.30").
 func versionLess(a, b string) bool {
 	as, bs := strings.Split(a, "."), strings.Split(b, ".")
@@ -233,12 +249,14 @@ func (e *Engine) EngineVersion(ctx context.Context) (VersionInfo, error) {
 
 // Info is the part of GET /info this backend records.
 type Info struct {
-	Driver            string
-	CgroupDriver      string
-	DockerRootDir     string
-	IPv4Forwarding    bool
-	BridgeNfIptables  bool
-	BridgeNfIP6tables bool `json:"BridgeNfIp6tables"`
+	Driver         string
+	CgroupDriver   string
+	DockerRootDir  string
+	IPv4Forwarding bool
+	// BridgeNfIptables is nil from API 1.50 on, which no longer reports
+	// it (the engine loads br_netfilter only when a network needs it).
+	BridgeNfIptables  *bool
+	BridgeNfIP6tables *bool `json:"BridgeNfIp6tables"`
 	SecurityOptions   []string
 	Swarm             struct {
 		LocalNodeState   string
@@ -301,17 +319,26 @@ func (e *Engine) ImportImage(ctx context.Context, ref string, changes []string, 
 	if err := e.do(ctx, http.MethodPost, "/images/create", q, tarball, &msgs); err != nil {
 		return err
 	}
-	// the answer is a stream of JSON messages; an error is one of them
-	dec := json.NewDecoder(&msgs)
+	return streamError(&msgs, "importing "+ref)
+}
+
+// streamError is the error in a JSON progress stream (POST /images/create,
+// /images/load): errorDetail.message, or the "error" that API 1.48
+// deprecated and a later version may leave empty.
+func streamError(r io.Reader, what string) error {
+	dec := json.NewDecoder(r)
 	for dec.More() {
 		var m struct {
-			Error string `json:"error"`
+			Error       string `json:"error"`
+			ErrorDetail struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
 		}
 		if dec.Decode(&m) != nil {
 			break
 		}
-		if m.Error != "" {
-			return fmt.Errorf("docker engine: importing %s: %s", ref, m.Error)
+		if msg := cmp.Or(m.ErrorDetail.Message, m.Error); msg != "" {
+			return fmt.Errorf("docker engine: %s: %s", what, msg)
 		}
 	}
 	return nil
@@ -460,9 +487,12 @@ func demux(b []byte) string {
 
 // NetworkConfig is POST /networks/create's body.
 type NetworkConfig struct {
-	Name           string            `json:"Name"`
-	Driver         string            `json:"Driver"`
-	CheckDuplicate bool              `json:"CheckDuplicate"`
+	Name   string `json:"Name"`
+	Driver string `json:"Driver"`
+	// CheckDuplicate refuses a second network of the same name; API 1.44
+	// made that the rule and deprecated the field, so CreateNetwork sends
+	// it to older engines only.
+	CheckDuplicate bool              `json:"CheckDuplicate,omitempty"`
 	Labels         map[string]string `json:"Labels,omitempty"`
 	Options        map[string]string `json:"Options,omitempty"`
 	// Attachable: plain containers (docker run --network) may join a
@@ -494,6 +524,9 @@ type IPAMConfig struct {
 func (e *Engine) CreateNetwork(ctx context.Context, n NetworkConfig) (string, error) {
 	var v struct {
 		ID string `json:"Id"`
+	}
+	if !e.Before("1.44") {
+		n.CheckDuplicate = false
 	}
 	err := e.do(ctx, http.MethodPost, "/networks/create", nil, n, &v)
 	return v.ID, err

@@ -29,6 +29,7 @@ type fakeEngine struct {
 	containers []ContainerSummary
 	networks   []NetworkSummary
 	importErr  string
+	bodies     map[string]string // the last JSON body sent to each path
 }
 
 func (f *fakeEngine) serve(t *testing.T) *Engine {
@@ -87,6 +88,14 @@ func (f *fakeEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	filters := r.URL.Query().Get("filters")
+	if r.Header.Get("Content-Type") == "application/json" {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if f.bodies == nil {
+			f.bodies = map[string]string{}
+		}
+		f.bodies[path] = string(b)
+	}
 	switch {
 	case path == "/_ping":
 		_, _ = io.WriteString(w, "OK")
@@ -140,6 +149,15 @@ func (f *fakeEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.containers = append(f.containers, ContainerSummary{ID: id, Labels: c.Labels})
 		w.WriteHeader(http.StatusCreated)
 		_ = json.NewEncoder(w).Encode(map[string]string{"Id": id})
+	case r.Method == "POST" && path == "/networks/create":
+		var n NetworkConfig
+		if err := json.NewDecoder(r.Body).Decode(&n); err != nil || n.Name == "" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		f.networks = append(f.networks, NetworkSummary{ID: "n-" + n.Name, Name: n.Name, Driver: n.Driver, Labels: n.Labels})
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(map[string]string{"Id": "n-" + n.Name})
 	case r.Method == "POST" && path == "/images/create":
 		b, _ := io.ReadAll(r.Body)
 		if len(b) == 0 {
@@ -147,7 +165,13 @@ func (f *fakeEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if f.importErr != "" {
-			_, _ = io.WriteString(w, `{"status":"importing"}`+"\n"+`{"error":"`+f.importErr+`"}`+"\n")
+			// API 1.48 deprecated "error"; a newer engine may send only
+			// errorDetail
+			e := `{"errorDetail":{"message":"` + f.importErr + `"}}`
+			if versionLess(f.apiVersion, "1.48") {
+				e = `{"errorDetail":{"message":"` + f.importErr + `"},"error":"` + f.importErr + `"}`
+			}
+			_, _ = io.WriteString(w, `{"status":"importing"}`+"\n"+e+"\n")
 			return
 		}
 		_, _ = io.WriteString(w, `{"status":"sha256:abc"}`+"\n")
@@ -291,9 +315,18 @@ func TestRemoveLabelledOnlyTouchesTheLabel(t *testing.T) {
 }
 
 func TestImportAndLogs(t *testing.T) {
-	f := &fakeEngine{t: t, apiVersion: "1.41"}
+	for _, api := range []string{"1.41", "1.52"} {
+		t.Run(api, func(t *testing.T) { testImportAndLogs(t, api) })
+	}
+}
+
+func testImportAndLogs(t *testing.T, api string) {
+	f := &fakeEngine{t: t, apiVersion: api}
 	e := f.serve(t)
 	ctx := context.Background()
+	if err := e.Negotiate(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.ImportImage(ctx, "cnperf-agent:abc", []string{"LABEL a=b"}, strings.NewReader("tar")); err != nil {
 		t.Fatal(err)
 	}
@@ -310,6 +343,27 @@ func TestImportAndLogs(t *testing.T) {
 	s, err := e.Logs(ctx, "c1", 3)
 	if err != nil || s != "hello\noops\n" {
 		t.Errorf("Logs = %q, %v; want both streams demultiplexed", s, err)
+	}
+}
+
+// TestCheckDuplicate: sent to engines before API 1.44, which made it the
+// rule and deprecated the field, not after.
+func TestCheckDuplicate(t *testing.T) {
+	for _, tc := range []struct {
+		max, min string
+		sent     bool
+	}{{"1.41", "1.12", true}, {"1.43", "1.12", true}, {"1.44", "1.24", false}, {"1.52", "1.44", false}} {
+		f := &fakeEngine{t: t, apiVersion: tc.max, minAPI: tc.min}
+		e := f.serve(t)
+		if err := e.Negotiate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.CreateNetwork(context.Background(), NetworkConfig{Name: "x", Driver: "bridge", CheckDuplicate: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(f.bodies["/networks/create"], "CheckDuplicate"); got != tc.sent {
+			t.Errorf("API %s: CheckDuplicate sent %v, want %v (%s)", tc.max, got, tc.sent, f.bodies["/networks/create"])
+		}
 	}
 }
 

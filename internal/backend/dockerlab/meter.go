@@ -33,13 +33,10 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 	if en == nil {
 		return
 	}
-	m := map[string]string{"backend": Name, "api_version": en.e.Version, "image": en.image,
+	m := map[string]string{"backend": Name, "image": en.image,
 		"engines":        strconv.Itoa(len(d.c.engines)) + " started, one per lab host, in lab " + d.c.lab.ID,
 		"userland_proxy": strconv.FormatBool(d.b.userlandProxy()), "iptables": "true"}
-	if v, err := en.e.EngineVersion(ctx); err == nil {
-		m["engine_version"] = v.Version
-		m["engine_api_version"] = v.APIVersion
-	}
+	en.e.RecordVersions(m)
 	if in, err := en.e.EngineInfo(ctx); err == nil {
 		m["storage_driver"] = in.Driver
 		m["cgroup_driver"] = in.CgroupDriver
