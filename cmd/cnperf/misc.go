@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/dockerlab"
 	"github.com/cnperf/cnperf/internal/backend/kubernetes"
+	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/experiment/neighbours"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -281,7 +282,7 @@ func cmdClean(args []string) error {
 
 // cleanDocker removes what dead runs left on the Docker engine, by label.
 func cleanDocker(id string, force bool) error {
-	e, err := docker.NewEngine("")
+	e, err := dockerengine.New("")
 	if err != nil {
 		return err
 	}
@@ -292,7 +293,7 @@ func cleanDocker(id string, force bool) error {
 	}
 	keep := ""
 	if self, err := os.Executable(); err == nil {
-		keep, _ = docker.ImageRef(self)
+		keep, _ = dockerengine.ImageRef(self)
 	}
 	removed, kept, err := docker.Clean(ctx, e, id, keep, force)
 	for _, r := range removed {

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/result"
@@ -64,14 +63,14 @@ func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool
 	if d.kind.mode == modeHost {
 		dev = p.en.host.Dev
 	}
-	if docker.SameNetNS(p.PID, q.PID) {
+	if labbackend.SameNetNS(p.PID, q.PID) {
 		dev = "lo"
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/dev", p.PID))
 	if err != nil {
 		return 0, false
 	}
-	return docker.ParseNetDev(string(b), dev)
+	return labbackend.ParseNetDev(string(b), dev)
 }
 
 // SNMP implements backend.SNMPReader.
@@ -110,7 +109,7 @@ func (d *Deployment) DaemonCPUSeconds() (float64, bool) {
 			continue
 		}
 		found = true
-		total += docker.ProcCPUSeconds(pid)
+		total += labbackend.ProcCPUSeconds(pid)
 	}
 	return total, found
 }

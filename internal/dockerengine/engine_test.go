@@ -1,4 +1,4 @@
-package docker
+package dockerengine
 
 import (
 	"archive/tar"
@@ -14,8 +14,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/cnperf/cnperf/internal/backend"
 )
 
 // fakeEngine is an Engine API on a unix socket: it answers from a table of
@@ -42,7 +40,7 @@ func (f *fakeEngine) serve(t *testing.T) *Engine {
 	srv := &http.Server{Handler: f}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { srv.Close() })
-	e, err := NewEngine("unix://" + sock)
+	e, err := New("unix://" + sock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +242,7 @@ func TestEngine29RefusesOldClients(t *testing.T) {
 }
 
 func TestNoEngine(t *testing.T) {
-	e, err := NewEngine("unix://" + filepath.Join(t.TempDir(), "nothing.sock"))
+	e, err := New("unix://" + filepath.Join(t.TempDir(), "nothing.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +250,7 @@ func TestNoEngine(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no Docker engine reachable") || !strings.Contains(err.Error(), "DOCKER_HOST") {
 		t.Fatalf("Negotiate without an engine = %v, want one line naming the fix", err)
 	}
-	if _, err := NewEngine("ssh://somewhere"); err == nil {
+	if _, err := New("ssh://somewhere"); err == nil {
 		t.Error("an ssh:// DOCKER_HOST was accepted")
 	}
 }
@@ -397,24 +395,6 @@ func TestVersionLess(t *testing.T) {
 	}
 }
 
-func TestParseNetDev(t *testing.T) {
-	s := `Inter-|   Receive                                                |  Transmit
- face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
-    lo:    1234      10    0    0    0     0          0         0     1234      10    0    0    0     0       0          0
-  eth0: 987654321  100    0    0    0     0          0         0      555       5    0    0    0     0       0          0
-`
-	for _, tc := range []struct {
-		dev  string
-		want uint64
-		ok   bool
-	}{{"lo", 1234, true}, {"eth0", 987654321, true}, {"eth1", 0, false}} {
-		got, ok := ParseNetDev(s, tc.dev)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("%s: %d %v, want %d %v", tc.dev, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 // TestRootFS: a dynamic binary brings its interpreter and libraries; the
 // binary itself is at AgentPath.
 func TestRootFS(t *testing.T) {
@@ -453,52 +433,5 @@ func TestRootFS(t *testing.T) {
 	}
 	if _, err := RootFS(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("RootFS of a missing binary succeeded")
-	}
-}
-
-func TestPlacements(t *testing.T) {
-	b := New("unix:///nonexistent", "", "t", 0, nil)
-	for _, tc := range []struct {
-		network string
-		p       backend.Placement
-		ok      bool
-	}{
-		{"bridge", backend.SameHost, true},
-		{"bridge", backend.CrossHost, false},
-		{"nat", backend.SameHost, true},
-		{"host", backend.SameHost, true},
-		{"container", backend.SamePod, true},
-		{"none", backend.SamePod, true},
-		{"none", backend.SameHost, false},
-		{"vxlan", backend.CrossHost, false},
-	} {
-		ok, why := b.Allows(tc.network, tc.p)
-		if ok != tc.ok || (!ok && why == "") {
-			t.Errorf("Allows(%s, %s) = %v %q, want %v (with a reason when not)", tc.network, tc.p, ok, why, tc.ok)
-		}
-	}
-	if err := b.Check("vxlan"); err == nil || !strings.Contains(err.Error(), "bridge") {
-		t.Errorf("Check(vxlan) = %v, want the list of networks", err)
-	}
-	if err := b.Check("bridge"); err == nil || !strings.Contains(err.Error(), "no Docker engine reachable") {
-		t.Errorf("Check with no engine = %v", err)
-	}
-	// macvlan is refused before any engine is contacted (this one has
-	// none), in one line that names docker-lab
-	for _, f := range []func() error{
-		func() error { return b.Check("macvlan") },
-		func() error { _, err := b.Placements("macvlan"); return err },
-		func() error {
-			_, err := b.Deploy(context.Background(), backend.Topology{Network: "macvlan"})
-			return err
-		},
-	} {
-		err := f()
-		if err == nil || !strings.Contains(err.Error(), "use --backend docker-lab") || !strings.Contains(err.Error(), "own network namespace") || strings.Contains(err.Error(), "\n") {
-			t.Errorf("macvlan on --backend docker: %v, want one line naming --backend docker-lab", err)
-		}
-	}
-	if ok, why := b.Allows("macvlan", backend.SameHost); ok || !strings.Contains(why, "docker-lab") {
-		t.Errorf("Allows(macvlan) = %v %q", ok, why)
 	}
 }
