@@ -25,6 +25,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Engine is a client of one Docker engine.
@@ -34,7 +35,9 @@ type Engine struct {
 	Version string      // the negotiated API version, "1.41"
 	Server  VersionInfo // the engine's GET /version, read by Negotiate
 	Local   bool        // the engine runs on this machine's kernel (unix socket)
-	Where   string      // what DOCKER_HOST named, for messages
+	Where   string      // the endpoint, for messages
+	// Endpoint is where the engine was found (DOCKER_HOST, a context...).
+	Endpoint Endpoint
 }
 
 // MinAPI is the oldest Engine API this backend speaks (Docker 17.06).
@@ -47,42 +50,63 @@ const MinAPI = "1.30"
 // than 1.44) is refused in one line rather than sent requests it rejects.
 const MaxAPI = "1.52"
 
-// DefaultHost is where the engine listens unless DOCKER_HOST says otherwise.
+// DefaultHost is where the engine listens unless DOCKER_HOST or a Docker
+// context says otherwise.
 const DefaultHost = "unix:///var/run/docker.sock"
 
-// New makes a client for host ("unix:///path", "tcp://h:p"; "" =
-// $DOCKER_HOST or the default socket). It does not contact the engine.
+// New makes a client for host ("unix:///path", "tcp://h:p", "ssh://[user@]h[:p]";
+// "" = as the docker CLI resolves it: $DOCKER_HOST, $DOCKER_CONTEXT, the
+// current context, the default socket; see Endpoint). It does not
+// contact the engine.
 func New(host string) (*Engine, error) {
-	if host == "" {
-		host = os.Getenv("DOCKER_HOST")
-	}
-	if host == "" {
-		host = DefaultHost
-	}
-	u, err := url.Parse(host)
+	ep, err := Resolve(host, os.Getenv)
 	if err != nil {
-		return nil, fmt.Errorf("DOCKER_HOST %q: %v; use unix:///var/run/docker.sock or tcp://host:port", host, err)
+		return nil, err
 	}
-	e := &Engine{Where: host}
-	switch u.Scheme {
+	return NewAt(ep)
+}
+
+// NewAt makes a client for a resolved endpoint.
+func NewAt(ep Endpoint) (*Engine, error) {
+	e := &Engine{Where: ep.String(), Endpoint: ep}
+	proto, addr, _ := strings.Cut(ep.Host, "://")
+	tr := &http.Transport{IdleConnTimeout: 30 * time.Second}
+	e.hc = &http.Client{Transport: tr}
+	switch proto {
 	case "unix":
-		path := u.Path
 		e.Local = true
 		e.base = "http://docker"
-		e.hc = &http.Client{Transport: &http.Transport{
-			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-				var d net.Dialer
-				return d.DialContext(ctx, "unix", path)
-			},
-		}}
-	case "tcp", "http":
-		e.base = "http://" + u.Host
-		e.hc = &http.Client{}
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", addr)
+		}
+	case "tcp":
+		e.base = "http://" + addr
+		if ep.TLS {
+			c, err := ep.tlsConfig()
+			if err != nil {
+				return nil, err
+			}
+			e.base, tr.TLSClientConfig = "https://"+addr, c
+		}
+	case "ssh":
+		args, err := sshArgs(ep.Host)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", ep, err)
+		}
+		e.base = "http://docker"
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dialCommand(ctx, "ssh", args...)
+		}
 	default:
-		return nil, fmt.Errorf("DOCKER_HOST %q: scheme %q not supported; use unix:// or tcp:// (no TLS)", host, u.Scheme)
+		return nil, fmt.Errorf("docker host %s: scheme %q not supported; use unix://, tcp:// or ssh://", ep, proto)
 	}
 	return e, nil
 }
+
+// Close lets go of the engine's idle connections (over ssh, each is an
+// ssh process).
+func (e *Engine) Close() { e.hc.CloseIdleConnections() }
 
 // APIError is an error answer of the engine.
 type APIError struct {
@@ -105,6 +129,21 @@ func (e *Engine) path(p string) string {
 		return e.base + p
 	}
 	return e.base + "/v" + e.Version + p
+}
+
+// unreachable is the error for an engine that does not answer, with the
+// fix for where it was looked for.
+func (e *Engine) unreachable(err error) error {
+	hint := "start it (systemctl start docker, or apt-get install docker.io) or set DOCKER_HOST"
+	switch {
+	case e.Endpoint.Context != "":
+		hint = "check the context (docker context inspect " + e.Endpoint.Context + "), choose another (docker context use) or set DOCKER_HOST"
+	case strings.HasPrefix(e.Endpoint.Host, "ssh://"):
+		hint = "check that ssh reaches the host without a prompt and runs docker there (ssh HOST docker version), or set DOCKER_HOST"
+	case !e.Local:
+		hint = "check that an engine listens there and that DOCKER_HOST (and DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) are right"
+	}
+	return fmt.Errorf("no Docker engine reachable at %s (%v); %s", e.Where, err, hint)
 }
 
 // do sends a request; body, when not nil and not a reader, is sent as JSON;
@@ -139,7 +178,7 @@ func (e *Engine) do(ctx context.Context, method, p string, q url.Values, body an
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("no Docker engine reachable at %s (%v); start it (systemctl start docker, or apt-get install docker.io) or set DOCKER_HOST", e.Where, err)
+		return e.unreachable(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
@@ -172,6 +211,9 @@ func (e *Engine) Negotiate(ctx context.Context) error {
 	var v VersionInfo
 	if err := e.do(ctx, http.MethodGet, "/version", nil, nil, &v); err != nil {
 		var a *APIError
+		if errors.As(err, &a) && strings.Contains(a.Message, "HTTPS server") {
+			return fmt.Errorf("docker engine at %s speaks TLS; set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH (the folder of ca.pem, cert.pem, key.pem)", e.Where)
+		}
 		if errors.As(err, &a) {
 			return fmt.Errorf("docker engine at %s answers /version with HTTP %d (%s); is it a Docker engine?", e.Where, a.Status, a.Message)
 		}

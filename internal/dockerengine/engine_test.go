@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -28,23 +29,36 @@ type fakeEngine struct {
 	networks   []NetworkSummary
 	importErr  string
 	bodies     map[string]string // the last JSON body sent to each path
+	clientCN   string            // the TLS client certificate's name, when one came
 }
 
 func (f *fakeEngine) serve(t *testing.T) *Engine {
+	t.Helper()
+	sock := f.listen(t)
+	e, err := New("unix://" + sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// listen serves the fake engine on a unix socket of a temp folder.
+func (f *fakeEngine) listen(t *testing.T) string {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "docker.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: f}
+	f.serveOn(t, ln)
+	return sock
+}
+
+// serveOn serves the fake engine on ln until the test ends.
+func (f *fakeEngine) serveOn(t *testing.T, ln net.Listener) {
+	srv := &http.Server{Handler: f, ErrorLog: log.New(io.Discard, "", 0)} // refused handshakes are the point
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { srv.Close() })
-	e, err := New("unix://" + sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
 }
 
 // matches applies the engine's label filter to labels.
@@ -68,6 +82,9 @@ func (f *fakeEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reqs = append(f.reqs, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
+	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+		f.clientCN = r.TLS.PeerCertificates[0].Subject.CommonName
+	}
 	w.Header().Set("Api-Version", f.apiVersion)
 	path := r.URL.Path
 	if i := strings.Index(path[1:], "/"); strings.HasPrefix(path, "/v1.") && i > 0 {
@@ -250,8 +267,10 @@ func TestNoEngine(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no Docker engine reachable") || !strings.Contains(err.Error(), "DOCKER_HOST") {
 		t.Fatalf("Negotiate without an engine = %v, want one line naming the fix", err)
 	}
-	if _, err := New("ssh://somewhere"); err == nil {
-		t.Error("an ssh:// DOCKER_HOST was accepted")
+	for _, h := range []string{"npipe:////./pipe/docker_engine", "ssh://me:secret@box", "http://box:2375"} {
+		if _, err := New(h); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("New(%s) = %v, want one line refusing it", h, err)
+		}
 	}
 }
 

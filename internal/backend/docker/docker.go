@@ -378,7 +378,13 @@ func (d *Deployment) start(ctx context.Context, p *pod, port string) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("agent in container %s: %v%s", name, werr, d.logSuffix(p))
+		remote := ""
+		if !d.e.Local {
+			// the control folder is bind-mounted from the engine's file
+			// system, which must be this machine's
+			remote = fmt.Sprintf("; the agents are driven through %s, bind-mounted from the engine's machine: is %s on another machine? run cnperf there", d.dir, d.e.Where)
+		}
+		return fmt.Errorf("agent in container %s: %v%s%s", name, werr, d.logSuffix(p), remote)
 	}
 	cj, err := d.e.InspectContainer(ctx, cid)
 	if err != nil {
