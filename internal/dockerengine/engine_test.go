@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +31,21 @@ type fakeEngine struct {
 	importErr  string
 	bodies     map[string]string // the last JSON body sent to each path
 	clientCN   string            // the TLS client certificate's name, when one came
+	statuses   []int             // the answer to each of reqs
+	images     []ImageSummary
+	created    map[string]ContainerConfig // by container id
+	started    map[string]bool
+}
+
+// statusWriter keeps the status of an answer.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
 }
 
 func (f *fakeEngine) serve(t *testing.T) *Engine {
@@ -78,18 +94,21 @@ func matches(filters string, labels map[string]string) bool {
 	return true
 }
 
-func (f *fakeEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *fakeEngine) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
+	defer func() { f.statuses = append(f.statuses, w.status) }()
 	f.reqs = append(f.reqs, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
 	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
 		f.clientCN = r.TLS.PeerCertificates[0].Subject.CommonName
 	}
 	w.Header().Set("Api-Version", f.apiVersion)
 	path := r.URL.Path
+	v := f.apiVersion // an unversioned request is served at the newest
 	if i := strings.Index(path[1:], "/"); strings.HasPrefix(path, "/v1.") && i > 0 {
 		// the engine's version middleware, word for word
-		v := path[2 : i+1]
+		v = path[2 : i+1]
 		path = path[i+1:]
 		if f.minAPI != "" && versionLess(v, f.minAPI) {
 			w.WriteHeader(http.StatusBadRequest)
@@ -103,6 +122,12 @@ func (f *fakeEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	filters := r.URL.Query().Get("filters")
+	if r.Method == "POST" && r.ContentLength != 0 && !strings.HasPrefix(path, "/images/") && r.Header.Get("Content-Type") != "application/json" {
+		// httputils.CheckForJSON
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"message":"unsupported Content-Type header (`+r.Header.Get("Content-Type")+`): must be 'application/json'"}`)
+		return
+	}
 	if r.Header.Get("Content-Type") == "application/json" {
 		b, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(b))
@@ -162,15 +187,21 @@ func (f *fakeEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		id := "c-" + r.URL.Query().Get("name")
 		f.containers = append(f.containers, ContainerSummary{ID: id, Labels: c.Labels})
+		if f.created == nil {
+			f.created = map[string]ContainerConfig{}
+		}
+		f.created[id] = c
 		w.WriteHeader(http.StatusCreated)
-		_ = json.NewEncoder(w).Encode(map[string]string{"Id": id})
+		_ = json.NewEncoder(w).Encode(map[string]any{"Id": id, "Warnings": []string{}})
 	case r.Method == "POST" && path == "/networks/create":
 		var n NetworkConfig
 		if err := json.NewDecoder(r.Body).Decode(&n); err != nil || n.Name == "" {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		f.networks = append(f.networks, NetworkSummary{ID: "n-" + n.Name, Name: n.Name, Driver: n.Driver, Labels: n.Labels})
+		ns := NetworkSummary{ID: "n-" + n.Name, Name: n.Name, Driver: n.Driver, Labels: n.Labels}
+		ns.IPAM.Config = append(ns.IPAM.Config, struct{ Subnet, Gateway string }{"172.18.0.0/16", "172.18.0.1"})
+		f.networks = append(f.networks, ns)
 		w.WriteHeader(http.StatusCreated)
 		_ = json.NewEncoder(w).Encode(map[string]string{"Id": "n-" + n.Name})
 	case r.Method == "POST" && path == "/images/create":
@@ -189,6 +220,15 @@ func (f *fakeEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, `{"status":"importing"}`+"\n"+e+"\n")
 			return
 		}
+		q := r.URL.Query()
+		im := ImageSummary{ID: "sha256:abc", RepoTags: []string{q.Get("repo") + ":" + q.Get("tag")}, Labels: map[string]string{}}
+		for _, c := range q["changes"] {
+			if kv, ok := strings.CutPrefix(c, "LABEL "); ok {
+				k, v, _ := strings.Cut(kv, "=")
+				im.Labels[k] = v
+			}
+		}
+		f.images = append(f.images, im)
 		_, _ = io.WriteString(w, `{"status":"sha256:abc"}`+"\n")
 	case r.Method == "GET" && strings.HasSuffix(path, "/logs"):
 		// two frames, stdout then stderr
@@ -199,8 +239,198 @@ func (f *fakeEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		_, _ = w.Write(b.Bytes())
 	default:
+		f.serveMore(w, r, path, v, filters)
+	}
+}
+
+// serveMore answers the rest of the calls cnperf makes, shaped as API
+// version v shapes them.
+func (f *fakeEngine) serveMore(w http.ResponseWriter, r *http.Request, path, v, filters string) {
+	notFound := func(what string) {
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"message":"No such `+what+`"}`)
+	}
+	findImage := func(ref string) int {
+		for i, im := range f.images {
+			if im.ID == ref || slices.Contains(im.RepoTags, ref) {
+				return i
+			}
+		}
+		return -1
+	}
+	switch {
+	case r.Method == "GET" && path == "/info":
+		in := map[string]any{"Driver": "overlay2", "CgroupDriver": "systemd", "IPv4Forwarding": true,
+			"SecurityOptions": []string{"name=seccomp,profile=builtin"}, "Swarm": map[string]any{"LocalNodeState": "inactive"}}
+		if versionLess(v, "1.50") { // omitted from 1.50 on
+			in["BridgeNfIptables"], in["BridgeNfIp6tables"] = true, true
+		}
+		_ = json.NewEncoder(w).Encode(in)
+	case r.Method == "GET" && path == "/images/json":
+		out := []ImageSummary{}
+		for _, im := range f.images {
+			if matches(filters, im.Labels) {
+				out = append(out, im)
+			}
+		}
+		_ = json.NewEncoder(w).Encode(out)
+	case r.Method == "GET" && strings.HasPrefix(path, "/images/") && strings.HasSuffix(path, "/json"):
+		if i := findImage(strings.TrimSuffix(strings.TrimPrefix(path, "/images/"), "/json")); i >= 0 {
+			_ = json.NewEncoder(w).Encode(map[string]string{"Id": f.images[i].ID})
+			return
+		}
+		notFound("image")
+	case r.Method == "DELETE" && strings.HasPrefix(path, "/images/"):
+		if i := findImage(strings.TrimPrefix(path, "/images/")); i >= 0 {
+			f.images = slices.Delete(f.images, i, i+1)
+			_, _ = io.WriteString(w, `[{"Deleted":"sha256:abc"}]`)
+			return
+		}
+		notFound("image")
+	case r.Method == "POST" && strings.HasPrefix(path, "/containers/") && strings.HasSuffix(path, "/start"):
+		id := strings.TrimSuffix(strings.TrimPrefix(path, "/containers/"), "/start")
+		if _, ok := f.created[id]; !ok {
+			notFound("container")
+			return
+		}
+		if f.started == nil {
+			f.started = map[string]bool{}
+		}
+		f.started[id] = true
+		w.WriteHeader(http.StatusNoContent)
+	case r.Method == "GET" && strings.HasPrefix(path, "/containers/") && strings.HasSuffix(path, "/json"):
+		id := strings.TrimSuffix(strings.TrimPrefix(path, "/containers/"), "/json")
+		c, ok := f.created[id]
+		if !ok {
+			notFound("container")
+			return
+		}
+		ns := map[string]any{
+			"Networks": map[string]any{c.HostConfig.NetworkMode: map[string]string{"IPAddress": "172.18.0.2", "Gateway": "172.18.0.1"}},
+			"Ports":    map[string]any{},
+		}
+		for port, bs := range c.HostConfig.PortBindings {
+			ns["Ports"].(map[string]any)[port] = []map[string]string{{"HostIp": bs[0].HostIP, "HostPort": "32768"}}
+		}
+		if versionLess(v, "1.52") { // the old top-level fields, dropped at 1.52
+			ns["IPAddress"], ns["Gateway"] = "172.18.0.2", "172.18.0.1"
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"Id": id, "Name": "/" + id, "Image": "sha256:abc",
+			"State":  map[string]any{"Running": f.started[id], "Pid": 4242},
+			"Config": map[string]any{"Labels": c.Labels}, "NetworkSettings": ns})
+	case r.Method == "GET" && strings.HasPrefix(path, "/networks/"):
+		id := strings.TrimPrefix(path, "/networks/")
+		for _, n := range f.networks {
+			if n.ID == id || n.Name == id {
+				_ = json.NewEncoder(w).Encode(n)
+				return
+			}
+		}
+		notFound("network")
+	case r.Method == "POST" && path == "/swarm/init":
+		_, _ = io.WriteString(w, `"node-1"`)
+	case r.Method == "POST" && path == "/swarm/join":
+		w.WriteHeader(http.StatusOK)
+	case r.Method == "GET" && path == "/swarm":
+		_, _ = io.WriteString(w, `{"ID":"swarm","JoinTokens":{"Worker":"SWMTKN-worker","Manager":"SWMTKN-manager"}}`)
+	default:
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = io.WriteString(w, `{"message":"page not found"}`)
+	}
+}
+
+// TestCallsOnEngines: every call cnperf makes goes through against an
+// engine answering as Engine 20.10 does and as Engine 29 does, at the
+// version negotiated, and reads what each answers.
+func TestCallsOnEngines(t *testing.T) {
+	for _, eng := range []struct{ name, max, min string }{
+		{"engine 20.10", "1.41", "1.12"},
+		{"engine 29.0", "1.52", "1.44"},
+	} {
+		t.Run(eng.name, func(t *testing.T) {
+			f := &fakeEngine{t: t, apiVersion: eng.max, minAPI: eng.min}
+			e := f.serve(t)
+			ctx := context.Background()
+			must := func(err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(e.Negotiate(ctx))
+			in, err := e.EngineInfo(ctx)
+			must(err)
+			if in.Driver != "overlay2" || (in.BridgeNfIptables == nil) != !versionLess(e.Version, "1.50") {
+				t.Errorf("info %+v at %s", in, e.Version)
+			}
+			ok, err := e.ImageExists(ctx, "cnperf-agent:abc")
+			must(err)
+			if ok {
+				t.Fatal("an image exists before its import")
+			}
+			must(e.ImportImage(ctx, "cnperf-agent:abc", []string{"LABEL " + LabelAgent + "=1"}, strings.NewReader("tar")))
+			imgs, err := e.Images(ctx, LabelAgent)
+			must(err)
+			if ok, _ := e.ImageExists(ctx, "cnperf-agent:abc"); !ok || len(imgs) != 1 {
+				t.Fatalf("after import: exists %v, labelled images %v", ok, imgs)
+			}
+			labels := map[string]string{LabelRun: "r1", LabelDeploy: "r1"}
+			nid, err := e.CreateNetwork(ctx, NetworkConfig{Name: "cnperf-r1", Driver: "bridge", CheckDuplicate: true, Labels: labels,
+				Options: map[string]string{"com.docker.network.driver.mtu": "1500"}})
+			must(err)
+			n, err := e.InspectNetwork(ctx, nid)
+			must(err)
+			if len(n.IPAM.Config) != 1 || n.IPAM.Config[0].Gateway != "172.18.0.1" {
+				t.Errorf("network %+v", n)
+			}
+			cid, err := e.CreateContainer(ctx, "cnperf-r1-server", ContainerConfig{Image: "cnperf-agent:abc", Cmd: []string{AgentPath, "agent"},
+				Labels: labels, ExposedPorts: map[string]struct{}{"5201/tcp": {}},
+				HostConfig: HostConfig{NetworkMode: "cnperf-r1", Binds: []string{"/run/x:/ctl"}, CpusetCpus: "1",
+					PortBindings: map[string][]PortBinding{"5201/tcp": {{HostIP: "172.18.0.1"}}}}})
+			must(err)
+			must(e.StartContainer(ctx, cid))
+			cj, err := e.InspectContainer(ctx, cid)
+			must(err)
+			if cj.State.Pid != 4242 || !cj.State.Running || cj.NetworkSettings.Networks["cnperf-r1"].IPAddress != "172.18.0.2" ||
+				cj.NetworkSettings.Ports["5201/tcp"][0].HostPort != "32768" || cj.Image != "sha256:abc" {
+				t.Errorf("inspect at %s: %+v", e.Version, cj)
+			}
+			cs, err := e.Containers(ctx, LabelRun+"=r1")
+			must(err)
+			if len(cs) != 1 {
+				t.Errorf("containers %v", cs)
+			}
+			logs, err := e.Logs(ctx, cid, 3)
+			must(err)
+			if logs != "hello\noops\n" {
+				t.Errorf("logs %q", logs)
+			}
+			must(RemoveLabelled(ctx, e, LabelDeploy+"=r1"))
+			ns, err := e.Networks(ctx, LabelRun)
+			must(err)
+			if len(ns) != 0 || len(f.containers) != 0 {
+				t.Errorf("left after RemoveLabelled: %v %v", ns, f.containers)
+			}
+			must(e.RemoveImage(ctx, "cnperf-agent:abc"))
+			node, err := e.SwarmInit(ctx, SwarmInitRequest{ListenAddr: "10.0.0.1:2377", AdvertiseAddr: "10.0.0.1", DefaultAddrPool: []string{"10.10.0.0/16"}, SubnetSize: 24})
+			must(err)
+			tok, err := e.SwarmWorkerToken(ctx)
+			must(err)
+			must(e.SwarmJoin(ctx, SwarmJoinRequest{ListenAddr: "10.0.0.2:2377", RemoteAddrs: []string{"10.0.0.1:2377"}, JoinToken: tok}))
+			if node != "node-1" || tok != "SWMTKN-worker" {
+				t.Errorf("swarm: node %q token %q", node, tok)
+			}
+			// every request but the negotiation's /version carried the
+			// negotiated version, and none was refused
+			for i, req := range f.reqs {
+				if i > 0 && !strings.Contains(req, " /v"+e.Version+"/") {
+					t.Errorf("%s: not at /v%s", req, e.Version)
+				}
+				if f.statuses[i] >= 400 && !strings.HasPrefix(req, "GET /v"+e.Version+"/images/cnperf-agent:abc/json") {
+					t.Errorf("%s: HTTP %d", req, f.statuses[i])
+				}
+			}
+		})
 	}
 }
 
