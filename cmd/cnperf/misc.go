@@ -236,7 +236,7 @@ func cmdClean(args []string) error {
 	fs := newFlags("clean")
 	force := fs.Bool("force", false, "also remove the labs of runs that are still going")
 	id := fs.String("id", "", "only this run's leftovers (the id in its namespace names, cnperf-ID-...)")
-	be := fs.String("backend", "lab", "lab (namespaces, processes, cgroups, state folders; also docker-lab's engines, which live in them), docker (containers and networks labelled cnperf.run on the engine at DOCKER_HOST, and agent images of other cnperf binaries) or kubernetes (namespaces labelled cnperf.run on the cluster --kubeconfig names)")
+	be := fs.String("backend", "lab", "lab (namespaces, processes, cgroups, state folders; also docker-lab's engines, which live in them), docker (containers and networks labelled cnperf.run on the engine at DOCKER_HOST or the current Docker context, and agent images of other cnperf binaries) or kubernetes (namespaces labelled cnperf.run on the cluster --kubeconfig names)")
 	var kube kubernetes.Options
 	fs.StringVar(&kube.Kubeconfig, "kubeconfig", "", "--backend kubernetes: the cluster's kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&kube.Context, "context", "", "--backend kubernetes: the kubeconfig context (default its current one)")

@@ -1,6 +1,6 @@
 // Package docker is the Docker backend: the pods of a topology are
-// containers on a real Docker engine (the user's, DOCKER_HOST or the
-// default socket), each running a cnperf agent from an image built locally
+// containers on a real Docker engine (the user's, found as the docker CLI
+// finds it: DOCKER_HOST, a Docker context, the default socket), each running a cnperf agent from an image built locally
 // from the cnperf binary itself (nothing is pulled), on Docker's own
 // networks: a user bridge network, host, none, container:ID (shared
 // network namespace) and nat (a port published with -p).
@@ -89,7 +89,7 @@ func noNetwork(network string) error {
 
 // Backend deploys topologies on a Docker engine.
 type Backend struct {
-	Host   string // DOCKER_HOST-style address; "" = $DOCKER_HOST or the default socket
+	Host   string // DOCKER_HOST-style address; "" = as the docker CLI resolves it (dockerengine.Resolve)
 	Binary string // the cnperf binary the agent image is made from
 	RunID  string // "" = a new id
 	MTU    int    // the bridge network's MTU (0 = the engine's default)
