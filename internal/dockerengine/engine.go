@@ -40,14 +40,16 @@ type Engine struct {
 	Endpoint Endpoint
 }
 
-// MinAPI is the oldest Engine API this backend speaks (Docker 17.06).
+// MinAPI is the oldest Engine API this client speaks (Docker 17.06).
 const MinAPI = "1.30"
 
 // MaxAPI is the newest it asks for: Docker Engine 29.0's. Every request the
-// client makes was checked against the API's changes up to this version
-// (container create, networks, image import, swarm; see negotiateAPI). An
-// engine whose own minimum is above it (Engine 29 dropped everything older
-// than 1.44) is refused in one line rather than sent requests it rejects.
+// client makes was checked against the API's version history up to this
+// version; what changed for them is handled where it is sent or read
+// (CheckDuplicate at 1.44, the import stream's errorDetail at 1.48,
+// /info's BridgeNfIptables gone at 1.50, the container's top-level
+// addresses gone at 1.52, never read here). An engine whose own minimum is
+// above it is refused in one line rather than sent requests it rejects.
 const MaxAPI = "1.52"
 
 // DefaultHost is where the engine listens unless DOCKER_HOST or a Docker
@@ -143,7 +145,7 @@ func (e *Engine) unreachable(err error) error {
 	case !e.Local:
 		hint = "check that an engine listens there and that DOCKER_HOST (and DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) are right"
 	}
-	return fmt.Errorf("no Docker engine reachable at %s (%v); %s", e.Where, err, hint)
+	return fmt.Errorf("no Docker engine reachable at %s (%w); %s", e.Where, err, hint)
 }
 
 // do sends a request; body, when not nil and not a reader, is sent as JSON;
@@ -175,6 +177,11 @@ func (e *Engine) do(ctx context.Context, method, p string, q url.Values, body an
 	}
 	resp, err := e.hc.Do(req)
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// an engine that takes the connection and never answers (a
+			// TLS port spoken to in plain HTTP, a wrong port): say where
+			return e.unreachable(fmt.Errorf("no answer to %s %s in time: %w", method, p, ctx.Err()))
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -287,13 +294,6 @@ type VersionInfo struct {
 	APIVersion    string `json:"ApiVersion"`
 	MinAPIVersion string `json:"MinAPIVersion"`
 	KernelVersion string
-}
-
-// EngineVersion asks the engine its version.
-func (e *Engine) EngineVersion(ctx context.Context) (VersionInfo, error) {
-	var v VersionInfo
-	err := e.do(ctx, http.MethodGet, "/version", nil, nil, &v)
-	return v, err
 }
 
 // Info is the part of GET /info this backend records.

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeEngine is an Engine API on a unix socket: it answers from a table of
@@ -501,6 +502,47 @@ func TestNoEngine(t *testing.T) {
 		if _, err := New(h); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("New(%s) = %v, want one line refusing it", h, err)
 		}
+	}
+}
+
+// TestSilentEngine: a listener that takes the connection and never
+// answers gives the endpoint and the fix, not a bare deadline.
+func TestSilentEngine(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "silent.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	e, err := New("unix://" + sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	err = e.Negotiate(ctx)
+	if err == nil || !strings.Contains(err.Error(), sock) || !strings.Contains(err.Error(), "no answer to GET /version in time") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Negotiate with a silent engine = %v", err)
 	}
 }
 
