@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/dockerlab"
 	"github.com/cnperf/cnperf/internal/backend/kubernetes"
+	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/experiment/neighbours"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -235,7 +236,7 @@ func cmdClean(args []string) error {
 	fs := newFlags("clean")
 	force := fs.Bool("force", false, "also remove the labs of runs that are still going")
 	id := fs.String("id", "", "only this run's leftovers (the id in its namespace names, cnperf-ID-...)")
-	be := fs.String("backend", "lab", "lab (namespaces, processes, cgroups, state folders; also docker-lab's engines, which live in them), docker (containers and networks labelled cnperf.run on the engine at DOCKER_HOST, and agent images of other cnperf binaries) or kubernetes (namespaces labelled cnperf.run on the cluster --kubeconfig names)")
+	be := fs.String("backend", "lab", "lab (namespaces, processes, cgroups, state folders; also docker-lab's engines, which live in them), docker (containers and networks labelled cnperf.run on the engine at DOCKER_HOST or the current Docker context, and agent images of other cnperf binaries) or kubernetes (namespaces labelled cnperf.run on the cluster --kubeconfig names)")
 	var kube kubernetes.Options
 	fs.StringVar(&kube.Kubeconfig, "kubeconfig", "", "--backend kubernetes: the cluster's kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&kube.Context, "context", "", "--backend kubernetes: the kubeconfig context (default its current one)")
@@ -281,7 +282,7 @@ func cmdClean(args []string) error {
 
 // cleanDocker removes what dead runs left on the Docker engine, by label.
 func cleanDocker(id string, force bool) error {
-	e, err := docker.NewEngine("")
+	e, err := dockerengine.New("")
 	if err != nil {
 		return err
 	}
@@ -292,7 +293,7 @@ func cleanDocker(id string, force bool) error {
 	}
 	keep := ""
 	if self, err := os.Executable(); err == nil {
-		keep, _ = docker.ImageRef(self)
+		keep, _ = dockerengine.ImageRef(self)
 	}
 	removed, kept, err := docker.Clean(ctx, e, id, keep, force)
 	for _, r := range removed {
