@@ -21,8 +21,10 @@ type Input struct {
 	Run  *result.Run
 }
 
-// NewInput names a run by its file's base name without ".json".
+// NewInput names a run by its file's base name without ".json", and
+// refreshes the summaries of a file an older cnperf wrote (Refresh).
 func NewInput(path string, run *result.Run) Input {
+	Refresh(run)
 	return Input{Name: strings.TrimSuffix(filepath.Base(path), ".json"), Run: run}
 }
 

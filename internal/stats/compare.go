@@ -201,14 +201,21 @@ func verdictOf(c result.Comparison) string {
 }
 
 // VerdictOf is c's verdict: Differs, Equivalent or Undecided. A
-// comparison from an older file ("better", "worse", "same") is judged
-// again from its interval, p and minimum effect.
+// comparison from an older file ("better", "worse", "same") differs when
+// it was significant (the same rule), and is otherwise judged again from
+// its interval and minimum effect.
 func VerdictOf(c result.Comparison) string {
 	switch c.Verdict {
 	case Differs, Equivalent, Undecided:
 		return c.Verdict
 	}
-	return verdictOf(c)
+	if c.Significant {
+		return Differs
+	}
+	if v := verdictOf(c); v != Differs {
+		return v
+	}
+	return Undecided
 }
 
 // direction is the side of 1 ratio r lies on, in the figure's sense.

@@ -85,7 +85,7 @@ func CompareRuns(oldRun, newRun *result.Run, figures func(workload string) []res
 			rc.OnlyOld = append(rc.OnlyOld, k)
 		}
 	}
-	if d := envDiff(oldRun.Environment, newRun.Environment); d != "" {
+	if d := EnvDiff(oldRun.Environment, newRun.Environment); d != "" {
 		rc.Warnings = append(rc.Warnings, "the runs' environments differ ("+d+"): a change may come from that, not from the networks")
 	}
 	for _, r := range []struct {
@@ -224,9 +224,9 @@ func (rc *RunComparison) MachineWarnings() []string {
 	return out
 }
 
-// envDiff names what differs between two environments that changes
+// EnvDiff names what differs between two environments that changes
 // results: "kernel 6.1 → 6.8, cpus 2 → 4".
-func envDiff(a, b result.Environment) string {
+func EnvDiff(a, b result.Environment) string {
 	var d []string
 	add := func(name, x, y string) {
 		if x != y {
