@@ -110,7 +110,13 @@ func compareMain(args []string, stdout io.Writer) error {
 	rc.Old, rc.New = files[0], files[1]
 	var judged []stats.Judgement
 	if limit >= 0 {
-		judged = rc.Gate(limit)
+		for _, j := range rc.Gate(limit) {
+			// a max-rate search's steps ran at rates of their own per run:
+			// the ladder after them is what compares
+			if !report.SearchStep(j.Cell.Step) {
+				judged = append(judged, j)
+			}
+		}
 	}
 	printComparison(stdout, rc, runs[0], runs[1], judged)
 	if *jsonOut != "" {
@@ -137,13 +143,16 @@ func compareMain(args []string, stdout io.Writer) error {
 // 3), else undecided changes or a machine warning (exit 5) unless allowed.
 func gateError(rc *stats.RunComparison, judged []stats.Judgement, limit float64, allowUndecided bool) error {
 	var bad, open []string
+	undecided := 0
 	for _, j := range judged {
-		name := judgedName(j)
 		switch j.Verdict {
 		case stats.GateRegression:
-			bad = append(bad, name+" "+j.Why)
+			bad = append(bad, judgedName(j)+" "+j.Why)
 		case stats.GateUndecided:
-			open = append(open, name)
+			undecided++
+			if name := stats.CellName(j.Cell); !slices.Contains(open, name) {
+				open = append(open, name)
+			}
 		}
 	}
 	pct := strconv.FormatFloat(limit*100, 'g', -1, 64)
@@ -155,7 +164,7 @@ func gateError(rc *stats.RunComparison, judged []stats.Judgement, limit float64,
 	}
 	var why []string
 	if len(open) > 0 {
-		why = append(why, fmt.Sprintf("%d change(s) undecided or untested: %s", len(open), strings.Join(open, "; ")))
+		why = append(why, fmt.Sprintf("%d change(s) undecided or untested, in %d cell(s): %s", undecided, len(open), strings.Join(open, "; ")))
 	}
 	if w := rc.MachineWarnings(); len(w) > 0 {
 		var runs []string
