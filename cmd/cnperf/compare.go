@@ -118,6 +118,9 @@ func compareMain(args []string, stdout io.Writer) error {
 			}
 		}
 	}
+	if limit >= 0 {
+		rc.GateLimit, rc.Judged = limit, judged
+	}
 	printComparison(stdout, rc, runs[0], runs[1], judged)
 	if *jsonOut != "" {
 		b, err := json.MarshalIndent(rc, "", "  ")

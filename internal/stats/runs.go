@@ -26,8 +26,13 @@ type RunComparison struct {
 	// OnlyOld and OnlyNew are the cells measured in one run only.
 	OnlyOld []result.CellKey `json:"only_old,omitempty"`
 	OnlyNew []result.CellKey `json:"only_new,omitempty"`
-	// Warnings: the environments differ, a run was noisy or incomplete.
+	// Warnings: the environments differ, a run was noisy, busy or
+	// incomplete.
 	Warnings []string `json:"warnings,omitempty"`
+	// GateLimit and Judged: with `--fail-on-regression P`, the limit (0.1
+	// for 10 %) and the gate's verdict on every change it judged.
+	GateLimit float64     `json:"gate_limit,omitempty"`
+	Judged    []Judgement `json:"gate,omitempty"`
 }
 
 // Change is one figure of one cell in both runs.
