@@ -288,7 +288,9 @@ func printComparison(w io.Writer, rc *stats.RunComparison, oldRun, newRun *resul
 		}
 	}
 	for _, x := range rc.MachineWarnings() {
-		fmt.Fprintf(w, "  undecided: the machine: %s\n", x)
+		run, rest, _ := strings.Cut(x, ": ")
+		kind, _, _ := strings.Cut(rest, ":")
+		fmt.Fprintf(w, "  undecided: the machine: the %s warned of a %s (above)\n", run, kind)
 	}
 }
 

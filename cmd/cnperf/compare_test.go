@@ -290,3 +290,35 @@ func TestCompareJUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareStoredRuns: two stored runs of the same tcp_rr cells two days
+// apart (docs/examples/default.json, recommend-latency.json): the verdicts
+// are what their intervals show (the p50s differ, better; the rates are
+// undecided), and the gate at 10 % cannot decide: the rates' intervals
+// reach past the limit, the streams were measured in the old run only,
+// and both runs warned of a noisy and busy machine.
+func TestCompareStoredRuns(t *testing.T) {
+	old := filepath.Join("..", "..", "docs", "examples", "default.json")
+	newer := filepath.Join("..", "..", "docs", "examples", "recommend-latency.json")
+	var buf bytes.Buffer
+	err := compareMain([]string{old, newer, "--fail-on-regression", "10"}, &buf)
+	var ec exitCode
+	if !errors.As(err, &ec) || ec != undecidedExit {
+		t.Fatalf("err %v, want exit 5", err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"baseline cross-host tcp_rr  p50 us   20.2 (3)        17.1 (3)        0.83x                 0.79..0.88    0.001   differs: better",
+		"host cross-host tcp_rr      trans/s  37.3k (3)       45.8k (3)       1.28x                 0.67..2.46    0.345   undecided: not shown (~17 rounds)",
+		"undecided: host-gw cross-host tcp_stream: not tested: measured in the old run only",
+		"undecided: the machine: the old run warned of a noisy machine (above)",
+		"undecided: the machine: the new run warned of a busy machine (above)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(err.Error(), "in 14 cell(s): baseline same-host tcp_rr; ") {
+		t.Errorf("error %q does not name the undecided cells", err)
+	}
+}

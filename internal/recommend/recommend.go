@@ -446,8 +446,9 @@ func separate(rs []result.Result, a, b []Reading, other Candidate) Separation {
 	return sep
 }
 
-// constant says a reading had the same value in every round.
-func constant(r Reading) bool { return r.HasCI && r.Lo == r.Hi }
+// constant says a reading had the same value in every round (its
+// interval, from logs, is then that value to the last bits).
+func constant(r Reading) bool { return r.HasCI && r.Hi-r.Lo <= 1e-9*math.Abs(r.Median) }
 
 // place sets each candidate's place, its ties and trade-offs within it and
 // what puts it behind, and sorts them: by place, then score, then name.
