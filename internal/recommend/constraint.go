@@ -3,6 +3,7 @@ package recommend
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -161,7 +162,7 @@ func Write(w io.Writer, rs []Result) {
 			fmt.Fprintln(w, "  no intervals: the run had one round, so no difference was tested and every candidate shares the first place; rerun with --repeat 5")
 		}
 	}
-	if len(rs) > 0 && len(rs[0].Ranked) > 0 {
+	if slices.ContainsFunc(rs, func(r Result) bool { return len(r.Ranked) > 0 }) {
 		fmt.Fprintln(w, "places: a candidate is above another only when a figure the profile weighs separates them in its favour (the two cells paired by round: their ratio differs, p < 0.05 and its interval beyond 1 ± 5 %) and none in the other's; ties and trade-offs share a place.")
 		fmt.Fprintln(w, "score (orders a place only): weighted geometric mean over the rules of each figure relative to the best candidate (1 = best on every figure); `cnperf recommend --rules` lists the rules.")
 	}
