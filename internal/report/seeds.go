@@ -410,7 +410,10 @@ func (t SeedTable) measure(c *seedCell, ref *seedCell, col SeedColumn) (seedMeas
 	if !ok {
 		return m, false
 	}
-	m.v, m.rounds, m.cmp = cmp.Ratio, cmp.N, &cmp
+	m.v, m.rounds = cmp.Ratio, cmp.N
+	if c.key != ref.key { // the reference row against itself is 1 by definition, no verdict
+		m.cmp = &cmp
+	}
 	if cmp.CILevel > 0 {
 		m.lo, m.hi, m.hasCI = cmp.CILow, cmp.CIHigh, true
 	}
