@@ -127,6 +127,7 @@ func cmdReport(args []string) error {
 	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: A:B (e.g. tcp_stream:iperf3_tcp)")
 	html := fs.String("html", "", "also write a self-contained HTML page with the charts (several files are overlaid)")
 	csvDir := fs.String("csv", "", "also write one CSV per kind of record (results per workload, summaries, skipped, environment) into this folder")
+	pool := fs.Bool("pool", false, "pool the rounds of the same cells across the files into one run (each file's rounds renumbered after the previous file's; cells paired by round within each file only) and recompute every verdict")
 	var paths []string
 	rest := args
 	for len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
@@ -146,6 +147,19 @@ func cmdReport(args []string) error {
 	ins, err := readRuns(paths)
 	if err != nil {
 		return err
+	}
+	if *pool {
+		run, lines, err := report.Pool(ins)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("pooled %d files (each file's rounds follow the previous file's; cells are paired by round within each file only):\n", len(ins))
+		for _, l := range lines {
+			fmt.Println("  " + l)
+		}
+		fmt.Println()
+		ins = []report.Input{{Name: "pooled", Run: run}}
+		paths = []string{"pooled"}
 	}
 	if *ratio != "" {
 		a, b, ok := strings.Cut(*ratio, ":")
