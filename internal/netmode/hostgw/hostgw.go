@@ -10,6 +10,7 @@ import (
 	"net/netip"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
@@ -63,7 +64,7 @@ func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
 				return fmt.Errorf("host-gw needs L2 adjacency: %s (%s) and %s (%s) are on different subnets; use vxlan or cloud-routed", h.Name, h.Underlay, r.Name, r.Underlay)
 			}
 			// ip -n H route add REMOTE_POD_CIDR via REMOTE_IP dev eth0
-			if err := l.IP(ctx, h.NetNS, "route", "add", r.PodCIDR.String(), "via", r.IP.String(), "dev", h.Dev); err != nil {
+			if err := l.Apply(ctx, h.NetNS, iproute.Route{Dst: r.PodCIDR, Via: r.IP, Dev: h.Dev}); err != nil {
 				return err
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
 
@@ -19,14 +20,13 @@ import (
 //	ip -n H addr add GW/BITS dev NAME
 //	ip -n H link set NAME up
 func EnsureBridge(ctx context.Context, l *lab.Lab, h *lab.Host, name string, mtu int) error {
-	if err := l.IP(ctx, h.NetNS, "link", "add", name, "mtu", fmt.Sprint(mtu), "type", "bridge"); err != nil {
+	if err := l.Apply(ctx, h.NetNS, iproute.Bridge{Name: name, MTU: mtu}); err != nil {
 		return fmt.Errorf("creating bridge %s on %s: %w", name, h.Name, err)
 	}
-	gw := netip.PrefixFrom(h.PodGateway(), h.PodCIDR.Bits())
-	if err := l.IP(ctx, h.NetNS, "addr", "add", gw.String(), "dev", name); err != nil {
-		return err
-	}
-	return l.IP(ctx, h.NetNS, "link", "set", name, "up")
+	return l.Apply(ctx, h.NetNS,
+		iproute.Addr{Prefix: netip.PrefixFrom(h.PodGateway(), h.PodCIDR.Bits()), Dev: name},
+		iproute.Up(name),
+	)
 }
 
 // HostVeth is the host-side name of a pod's veth.
@@ -48,30 +48,23 @@ func AttachPod(ctx context.Context, l *lab.Lab, h *lab.Host, name, bridge string
 		return nil, err
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.NextPodIP()
+	ip, err := h.PodIP(name)
 	if err != nil {
 		return nil, err
 	}
 	pod.IP, pod.Dev = ip, "eth0"
 	hv := HostVeth(name)
-	m := fmt.Sprint(mtu)
-	if err := l.IP(ctx, h.NetNS, "link", "add", hv, "mtu", m, "type", "veth", "peer", "name", "eth0", "mtu", m, "netns", pod.NetNS); err != nil {
+	if err := l.Apply(ctx, h.NetNS, iproute.Veth{Name: hv, MTU: mtu, Peer: "eth0", PeerNS: pod.NetNS}); err != nil {
 		return nil, fmt.Errorf("creating veth for pod %s: %w", name, err)
 	}
-	if bridge != "" {
-		if err := l.IP(ctx, h.NetNS, "link", "set", hv, "master", bridge, "up"); err != nil {
-			return nil, err
-		}
-	} else if err := l.IP(ctx, h.NetNS, "link", "set", hv, "up"); err != nil {
+	if err := l.Apply(ctx, h.NetNS, iproute.LinkSet{Name: hv, Master: bridge, Up: true}); err != nil {
 		return nil, err
 	}
-	if err := l.IP(ctx, pod.NetNS, "addr", "add", netip.PrefixFrom(ip, h.PodCIDR.Bits()).String(), "dev", "eth0"); err != nil {
-		return nil, err
-	}
-	if err := l.IP(ctx, pod.NetNS, "link", "set", "eth0", "up"); err != nil {
-		return nil, err
-	}
-	if err := l.IP(ctx, pod.NetNS, "route", "add", "default", "via", h.PodGateway().String()); err != nil {
+	if err := l.Apply(ctx, pod.NetNS,
+		iproute.Addr{Prefix: netip.PrefixFrom(ip, h.PodCIDR.Bits()), Dev: "eth0"},
+		iproute.Up("eth0"),
+		iproute.Route{Via: h.PodGateway()},
+	); err != nil {
 		return nil, err
 	}
 	return pod, nil
