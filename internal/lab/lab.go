@@ -58,6 +58,15 @@ type Config struct {
 	// deleted at once (default: 1 when Exec only records, so that the
 	// record reads in order; else 4 per CPU).
 	Workers int
+	// StaticNeighbours has the networks that can (the bridge-based ones:
+	// package netmode/podnet) install each pod's neighbour entries, pod to
+	// gateway and gateway to pod, as permanent entries instead of leaving
+	// them to ARP. Every namespace of this machine shares one neighbour
+	// table whose limit (net.ipv4.neigh.default.gc_thresh3, settable only
+	// in the host's own namespace) a lab of several hundred talking pods
+	// exceeds, where each real node would have a table of its own;
+	// permanent entries are exempt from that limit.
+	StaticNeighbours bool
 	// PodBits is the prefix length of each host's pod subnet (default 24:
 	// 253 pods a host; 23 holds 509, 22 holds 1021).
 	PodBits int

@@ -32,20 +32,19 @@ func ipn(ns string, args ...string) []string { return append([]string{"ip", "-n"
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// Bridge creates a Linux bridge:
+// Bridge creates a Linux bridge (with a fixed address when Address is
+// set; else the kernel's choice, which follows its ports):
 //
-//	ip -n NS link add NAME [mtu MTU] type bridge
+//	ip -n NS link add NAME [address MAC] [mtu MTU] type bridge
 type Bridge struct {
-	Name string
-	MTU  int
+	Name    string
+	Address net.HardwareAddr
+	MTU     int
 }
 
 // Argv implements Op.
 func (o Bridge) Argv(ns string) []string {
-	a := ipn(ns, "link", "add", o.Name)
-	if o.MTU > 0 {
-		a = append(a, "mtu", itoa(o.MTU))
-	}
+	a := appendAddrMTU(ipn(ns, "link", "add", o.Name), o.Address, o.MTU)
 	return append(a, "type", "bridge")
 }
 

@@ -15,6 +15,7 @@ func TestArgv(t *testing.T) {
 		want string
 	}{
 		{Bridge{Name: "cni0", MTU: 1450}, "ip -n NS link add cni0 mtu 1450 type bridge"},
+		{Bridge{Name: "cni0", Address: mac, MTU: 1500}, "ip -n NS link add cni0 address 0e:f1:00:00:00:02 mtu 1500 type bridge"},
 		{Veth{Name: "vethc1", MTU: 1500, Peer: "eth0", PeerNS: "POD"}, "ip -n NS link add vethc1 mtu 1500 type veth peer name eth0 mtu 1500 netns POD"},
 		{Veth{Name: "lxc1", Address: mac, MTU: 1500, Peer: "eth0", PeerAddress: mac, PeerNS: "POD"},
 			"ip -n NS link add lxc1 address 0e:f1:00:00:00:02 mtu 1500 type veth peer name eth0 address 0e:f1:00:00:00:02 mtu 1500 netns POD"},

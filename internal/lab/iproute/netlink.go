@@ -21,21 +21,29 @@ import (
 const RunDir = "/run/netns"
 
 // Netlink applies ops through one netlink handle per namespace, opened on
-// first use and closed when the namespace is deleted (or at Close). It is
+// first use and kept for the namespaces used last (at most Keep of them,
+// so that a lab of a thousand pods does not hold two thousand
+// descriptors), closed when the namespace is deleted or at Close. It is
 // safe for concurrent use: handles serialise their own requests, and the
 // kernel serialises what must be.
 type Netlink struct {
+	// Keep bounds the namespaces held open while unused (default 64).
+	Keep  int
 	mu    sync.Mutex
 	conns map[string]*conn
+	tick  uint64
 }
 
 // conn is what Netlink holds open for one namespace: a file descriptor
 // on it (to move links into it, and to enter it) and a netlink handle in it.
 type conn struct {
-	ns string
-	fd int
-	h  *netlink.Handle
-	nl *Netlink
+	ns   string
+	fd   int
+	h    *netlink.Handle
+	nl   *Netlink
+	refs int    // callers using it now; guarded by nl.mu
+	used uint64 // when it was last released, in nl.tick
+	gone bool   // forgotten while in use: the last user closes it
 }
 
 // NewNetlink makes an applier with no handle open yet.
@@ -44,9 +52,10 @@ func NewNetlink() *Netlink { return &Netlink{conns: map[string]*conn{}} }
 // Apply makes op in namespace ns. A failure reads like the command's:
 // the equivalent command line, then the kernel's reason.
 func (n *Netlink) Apply(ns string, op Op) error {
-	c, err := n.conn(ns)
+	c, err := n.acquire(ns)
 	if err == nil {
 		err = op.apply(c)
+		n.release(c)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", strings.Join(op.Argv(ns), " "), err)
@@ -54,14 +63,16 @@ func (n *Netlink) Apply(ns string, op Op) error {
 	return nil
 }
 
-// conn returns the open connection to ns, opening it on first use.
-func (n *Netlink) conn(ns string) (*conn, error) {
+// acquire returns the connection to ns, opened on first use, for the
+// caller to release when done with it.
+func (n *Netlink) acquire(ns string) (*conn, error) {
 	n.mu.Lock()
-	c := n.conns[ns]
-	n.mu.Unlock()
-	if c != nil {
+	if c := n.conns[ns]; c != nil {
+		c.refs++
+		n.mu.Unlock()
 		return c, nil
 	}
+	n.mu.Unlock()
 	fd, err := unix.Open(nsPath(ns), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("namespace %s: %w", ns, err)
@@ -74,17 +85,53 @@ func (n *Netlink) conn(ns string) (*conn, error) {
 	return n.keep(&conn{ns: ns, fd: fd, h: h, nl: n}), nil
 }
 
-// keep registers c unless another caller opened ns meanwhile, and returns
-// the one kept.
+// keep registers c, acquired, unless another caller opened ns meanwhile,
+// and returns the one kept.
 func (n *Netlink) keep(c *conn) *conn {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if old := n.conns[c.ns]; old != nil {
 		c.close()
+		old.refs++
 		return old
 	}
+	c.refs = 1
 	n.conns[c.ns] = c
 	return c
+}
+
+// release ends a use of c; the least recently used idle connections past
+// Keep are closed.
+func (n *Netlink) release(c *conn) {
+	n.mu.Lock()
+	c.refs--
+	n.tick++
+	c.used = n.tick
+	var closing []*conn
+	if c.refs == 0 && c.gone {
+		closing = append(closing, c)
+	}
+	keep := n.Keep
+	if keep <= 0 {
+		keep = 64
+	}
+	for len(n.conns) > keep {
+		var oldest *conn
+		for _, x := range n.conns {
+			if x.refs == 0 && (oldest == nil || x.used < oldest.used) {
+				oldest = x
+			}
+		}
+		if oldest == nil {
+			break // every one in use
+		}
+		delete(n.conns, oldest.ns)
+		closing = append(closing, oldest)
+	}
+	n.mu.Unlock()
+	for _, x := range closing {
+		x.close()
+	}
 }
 
 func (c *conn) close() {
@@ -93,24 +140,43 @@ func (c *conn) close() {
 }
 
 // Forget closes what is held open on ns (before it is deleted: an open
-// descriptor keeps a namespace alive).
+// descriptor keeps a namespace alive); a connection in use is closed by
+// its last user.
 func (n *Netlink) Forget(ns string) {
 	n.mu.Lock()
 	c := n.conns[ns]
 	delete(n.conns, ns)
+	if c != nil && c.refs > 0 {
+		c.gone, c = true, nil
+	}
 	n.mu.Unlock()
 	if c != nil {
 		c.close()
 	}
 }
 
-// Close closes every handle.
+// Open reports how many namespaces have a handle open.
+func (n *Netlink) Open() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.conns)
+}
+
+// Close closes every handle not in use (all of them, once no call runs).
 func (n *Netlink) Close() {
 	n.mu.Lock()
 	cs := n.conns
 	n.conns = map[string]*conn{}
-	n.mu.Unlock()
+	var closing []*conn
 	for _, c := range cs {
+		if c.refs > 0 {
+			c.gone = true
+			continue
+		}
+		closing = append(closing, c)
+	}
+	n.mu.Unlock()
+	for _, c := range closing {
 		c.close()
 	}
 }
@@ -179,7 +245,8 @@ func (n *Netlink) AddNS(ns string) (made bool, err error) {
 		return false, fmt.Errorf("ip netns add %s: %w", ns, err)
 	}
 	c.nl = n
-	n.keep(c)
+	c = n.keep(c)
+	defer n.release(c)
 	if err := c.linkUp("lo"); err != nil {
 		return true, fmt.Errorf("ip -n %s link set lo up: %w", ns, err)
 	}
@@ -263,13 +330,14 @@ func (c *conn) in(fn func() error) error {
 	return ferr
 }
 
-// peerFD is a descriptor on namespace ns for moving a link there.
-func (c *conn) peerFD(ns string) (int, error) {
-	p, err := c.nl.conn(ns)
+// peer is a descriptor on namespace ns for moving a link there, valid
+// until done is called.
+func (c *conn) peer(ns string) (fd int, done func(), err error) {
+	p, err := c.nl.acquire(ns)
 	if err != nil {
-		return -1, err
+		return -1, nil, err
 	}
-	return p.fd, nil
+	return p.fd, func() { c.nl.release(p) }, nil
 }
 
 func (c *conn) link(name string) (netlink.Link, error) {
@@ -305,16 +373,17 @@ func attrs(name string, mtu int, mac net.HardwareAddr) netlink.LinkAttrs {
 }
 
 func (o Bridge) apply(c *conn) error {
-	return c.h.LinkAdd(&netlink.Bridge{LinkAttrs: attrs(o.Name, o.MTU, nil)})
+	return c.h.LinkAdd(&netlink.Bridge{LinkAttrs: attrs(o.Name, o.MTU, o.Address)})
 }
 
 func (o Veth) apply(c *conn) error {
 	v := &netlink.Veth{LinkAttrs: attrs(o.Name, o.MTU, o.Address), PeerName: o.Peer, PeerHardwareAddr: o.PeerAddress, PeerTxQLen: -1}
 	if o.PeerNS != "" {
-		fd, err := c.peerFD(o.PeerNS)
+		fd, done, err := c.peer(o.PeerNS)
 		if err != nil {
 			return err
 		}
+		defer done()
 		v.PeerNamespace = netlink.NsFd(fd)
 	}
 	return c.h.LinkAdd(v)
@@ -341,10 +410,11 @@ func (o Sublink) apply(c *conn) error {
 	a := attrs(o.Name, o.MTU, nil)
 	a.ParentIndex = parent
 	if o.NetNS != "" {
-		fd, err := c.peerFD(o.NetNS)
+		fd, done, err := c.peer(o.NetNS)
 		if err != nil {
 			return err
 		}
+		defer done()
 		a.Namespace = netlink.NsFd(fd)
 	}
 	switch o.Kind {
@@ -461,10 +531,11 @@ func (o LinkSet) apply(c *conn) error {
 		}
 	}
 	if o.NetNS != "" {
-		fd, err := c.peerFD(o.NetNS)
+		fd, done, err := c.peer(o.NetNS)
 		if err != nil {
 			return err
 		}
+		defer done()
 		// netlink.Link.Attrs holds the index; a link that moved away is
 		// not set up here
 		if err := c.h.LinkSetNsFd(l, fd); err != nil {

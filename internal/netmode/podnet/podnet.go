@@ -6,6 +6,7 @@ package podnet
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -19,14 +20,34 @@ import (
 //	ip -n H link add NAME mtu MTU type bridge
 //	ip -n H addr add GW/BITS dev NAME
 //	ip -n H link set NAME up
+//
+// With lab.Config.StaticNeighbours the bridge gets a fixed address,
+// BridgeMAC, for the pods' permanent entries to point at.
 func EnsureBridge(ctx context.Context, l *lab.Lab, h *lab.Host, name string, mtu int) error {
-	if err := l.Apply(ctx, h.NetNS, iproute.Bridge{Name: name, MTU: mtu}); err != nil {
+	br := iproute.Bridge{Name: name, MTU: mtu}
+	if l.Cfg.StaticNeighbours {
+		br.Address = BridgeMAC(h)
+	}
+	if err := l.Apply(ctx, h.NetNS, br); err != nil {
 		return fmt.Errorf("creating bridge %s on %s: %w", name, h.Name, err)
 	}
 	return l.Apply(ctx, h.NetNS,
 		iproute.Addr{Prefix: netip.PrefixFrom(h.PodGateway(), h.PodCIDR.Bits()), Dev: name},
 		iproute.Up(name),
 	)
+}
+
+// BridgeMAC is host h's pod bridge address when it is fixed: locally
+// administered, from the host's index.
+func BridgeMAC(h *lab.Host) net.HardwareAddr {
+	return net.HardwareAddr{0x0e, 0x5a, 0, 0, byte(h.Index >> 8), byte(h.Index)}
+}
+
+// PodMAC is a pod's address when it is fixed: 0a:58 and the pod's IPv4
+// address, as the CNI plugins derive it.
+func PodMAC(ip netip.Addr) net.HardwareAddr {
+	b := ip.As4()
+	return net.HardwareAddr{0x0a, 0x58, b[0], b[1], b[2], b[3]}
 }
 
 // HostVeth is the host-side name of a pod's veth.
@@ -42,6 +63,12 @@ func HostVeth(podName string) string { return "veth" + podName }
 //	ip -n POD addr add IP/BITS dev eth0
 //	ip -n POD link set eth0 up
 //	ip -n POD route add default via GW
+//
+// With lab.Config.StaticNeighbours (and a bridge) the pod's address is
+// fixed (PodMAC), and two permanent entries replace what ARP would learn:
+//
+//	ip -n H neigh add IP lladdr PODMAC dev BRIDGE nud permanent
+//	ip -n POD neigh add GW lladdr BRIDGEMAC dev eth0 nud permanent
 func AttachPod(ctx context.Context, l *lab.Lab, h *lab.Host, name, bridge string, mtu int) (*lab.Pod, error) {
 	pod, err := l.NewPodNS(ctx, h, name)
 	if err != nil {
@@ -54,17 +81,30 @@ func AttachPod(ctx context.Context, l *lab.Lab, h *lab.Host, name, bridge string
 	}
 	pod.IP, pod.Dev = ip, "eth0"
 	hv := HostVeth(name)
-	if err := l.Apply(ctx, h.NetNS, iproute.Veth{Name: hv, MTU: mtu, Peer: "eth0", PeerNS: pod.NetNS}); err != nil {
+	veth := iproute.Veth{Name: hv, MTU: mtu, Peer: "eth0", PeerNS: pod.NetNS}
+	static := l.Cfg.StaticNeighbours && bridge != ""
+	if static {
+		veth.PeerAddress = PodMAC(ip)
+	}
+	if err := l.Apply(ctx, h.NetNS, veth); err != nil {
 		return nil, fmt.Errorf("creating veth for pod %s: %w", name, err)
 	}
 	if err := l.Apply(ctx, h.NetNS, iproute.LinkSet{Name: hv, Master: bridge, Up: true}); err != nil {
 		return nil, err
 	}
-	if err := l.Apply(ctx, pod.NetNS,
+	if static {
+		if err := l.Apply(ctx, h.NetNS, iproute.Neigh{IP: ip, MAC: PodMAC(ip), Dev: bridge}); err != nil {
+			return nil, err
+		}
+	}
+	ops := []iproute.Op{
 		iproute.Addr{Prefix: netip.PrefixFrom(ip, h.PodCIDR.Bits()), Dev: "eth0"},
 		iproute.Up("eth0"),
-		iproute.Route{Via: h.PodGateway()},
-	); err != nil {
+	}
+	if static {
+		ops = append(ops, iproute.Neigh{IP: h.PodGateway(), MAC: BridgeMAC(h), Dev: "eth0"})
+	}
+	if err := l.Apply(ctx, pod.NetNS, append(ops, iproute.Route{Via: h.PodGateway()})...); err != nil {
 		return nil, err
 	}
 	return pod, nil
