@@ -42,7 +42,7 @@ type Config struct {
 	// shared table has room for.
 	Neighbours string
 	ID         string        // lab id (default random)
-	Limit    time.Duration // how long every pod has to answer (default 60 s)
+	Limit      time.Duration // how long every pod has to answer (default 60 s)
 }
 
 // MaxPods bounds Hosts × PodsPerHost: the addresses of a /16 pod network,
