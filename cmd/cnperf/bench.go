@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/labbench"
 )
@@ -27,6 +28,7 @@ func cmdBench(args []string) error {
 	fs.IntVar(&cfg.Workers, "workers", 0, "how many hosts, pods or namespaces are built or deleted at once (default 4 per CPU)")
 	fs.BoolVar(&cfg.Commands, "commands", false, "build by running each recorded ip/bridge/sysctl command instead of through netlink (to compare)")
 	fs.StringVar(&cfg.Neighbours, "neighbours", "auto", "pods' neighbour entries: dynamic (ARP), static (permanent), or auto: static when the kernel's shared neighbour table has no room for the lab's")
+	fs.DurationVar(&cfg.KernelWait, "kernel-wait", 30*time.Second, "after teardown, how long to watch for the kernel freeing the namespaces (0: do not)")
 	out := fs.String("out", "", "write the result as JSON to this file")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -43,6 +44,9 @@ type Config struct {
 	Neighbours string
 	ID         string        // lab id (default random)
 	Limit      time.Duration // how long every pod has to answer (default 60 s)
+	// KernelWait is how long to watch for the kernel freeing the deleted
+	// namespaces (0: not watched; KernelCleanupS is then -1).
+	KernelWait time.Duration
 }
 
 // MaxPods bounds Hosts × PodsPerHost: the addresses of a /16 pod network,
@@ -84,8 +88,11 @@ type Result struct {
 	Pods        int    `json:"pods"`
 	Executor    string `json:"executor"` // netlink or commands
 	Workers     int    `json:"workers"`
-	// Probe says where each pod was pinged from: cross-host, or
-	// same-host for a network that joins no two hosts.
+	// Probe says where each pod was pinged from: cross-host (a pod on
+	// the next host), or host, for a network that joins no two hosts:
+	// its own host's namespace, through the bridge's gateway address,
+	// as a kubelet's health check comes (a pod on the same host would
+	// need a dynamic neighbour entry for each target).
 	Probe string `json:"probe"`
 	// Neighbours is how pods got their neighbour entries (static or
 	// dynamic) and Table why: the kernel's one neighbour table, shared
@@ -99,6 +106,11 @@ type Result struct {
 	HostsS float64 `json:"hosts_s"`
 	SetupS float64 `json:"setup_s"`
 	PodsS  float64 `json:"pods_s"`
+	// BuildCPUS is the CPU time (user and system, the kernel's work in
+	// its calls included) the process and the commands it ran spent
+	// building: unlike BuildS, it hardly depends on what else the machine
+	// runs.
+	BuildCPUS float64 `json:"build_cpu_s"`
 	// AllReachableS is from the end of the build to the last pod's first
 	// echo reply.
 	AllReachableS float64 `json:"all_reachable_s"`
@@ -106,10 +118,11 @@ type Result struct {
 	// unmounted and gone from /run/netns and no process is left in one.
 	TeardownS float64 `json:"teardown_s"`
 	// KernelCleanupS is from the end of teardown until the kernel has
-	// freed the namespaces (its net_namespace slab back to where it was
-	// before the build, within a few: other work on the machine makes
-	// namespaces too); -1 when that was not seen within 60 s or cannot
-	// be read.
+	// freed the namespaces, which it does in the background after they
+	// are deleted: until its net_namespace slab holds as many fewer
+	// objects as the lab had namespaces (within 2 %: other work on the
+	// machine makes and frees namespaces too); -1 when that was not seen
+	// within Config.KernelWait or cannot be read.
 	KernelCleanupS float64 `json:"kernel_cleanup_s"`
 	// CoordinatorRSSBytes is the peak resident memory of the process that
 	// built the lab (VmHWM); CoordinatorFDs its open descriptors once
@@ -177,9 +190,8 @@ func Run(ctx context.Context, cfg Config, logf func(string, ...any)) (res Result
 		res.Neighbours = "static"
 	}
 	if !cross || cfg.Hosts == 1 {
-		res.Probe = "same-host"
+		res.Probe = "host"
 	}
-	slab0, slabErr := netNamespaces()
 	tornDown := false
 	defer func() {
 		if !tornDown {
@@ -188,6 +200,7 @@ func Run(ctx context.Context, cfg Config, logf func(string, ...any)) (res Result
 	}()
 
 	logf("building %s: %d hosts, %d pods each (lab %s, %s, %d at once, %s neighbours)", m.Name(), cfg.Hosts, cfg.PodsPerHost, l.ID, res.Executor, l.Cfg.Workers, res.Neighbours)
+	cpu0 := cpuSeconds()
 	t0 := time.Now()
 	if err := l.Create(ctx); err != nil {
 		return res, err
@@ -208,8 +221,9 @@ func Run(ctx context.Context, cfg Config, logf func(string, ...any)) (res Result
 		return res, err
 	}
 	t3 := time.Now()
+	res.BuildCPUS = cpuSeconds() - cpu0
 	res.HostsS, res.SetupS, res.PodsS, res.BuildS = secs(t1.Sub(t0)), secs(t2.Sub(t1)), secs(t3.Sub(t2)), secs(t3.Sub(t0))
-	logf("  built in %.2f s (hosts %.2f, setup %.2f, pods %.2f)", res.BuildS, res.HostsS, res.SetupS, res.PodsS)
+	logf("  built in %.2f s (hosts %.2f, setup %.2f, pods %.2f; %.2f s of CPU)", res.BuildS, res.HostsS, res.SetupS, res.PodsS, res.BuildCPUS)
 
 	err = reachAll(ctx, l, pods, res.Probe == "cross-host", cfg.Limit)
 	_, fulls := arpStats()
@@ -223,8 +237,10 @@ func Run(ctx context.Context, cfg Config, logf func(string, ...any)) (res Result
 	t4 := time.Now()
 	res.AllReachableS = secs(t4.Sub(t3))
 	res.CoordinatorRSSBytes, res.CoordinatorFDs = peakRSS(), openFDs()
-	logf("  all %d pods answered a ping from %s in %.2f s", len(pods), res.Probe, res.AllReachableS)
+	logf("  all %d pods answered a ping (%s) in %.2f s", len(pods), res.Probe, res.AllReachableS)
 
+	nss := len(l.Namespaces())
+	slab0, slabErr := netNamespaces()
 	tornDown = true
 	terr := l.Teardown()
 	t5 := time.Now()
@@ -233,8 +249,8 @@ func Run(ctx context.Context, cfg Config, logf func(string, ...any)) (res Result
 		return res, terr
 	}
 	logf("  torn down in %.2f s", res.TeardownS)
-	if slabErr == nil {
-		if d, ok := waitFreed(ctx, slab0, 60*time.Second); ok {
+	if slabErr == nil && cfg.KernelWait > 0 {
+		if d, ok := waitFreed(ctx, slab0-nss+max(8, nss/50), cfg.KernelWait); ok {
 			res.KernelCleanupS = secs(d)
 			logf("  the kernel freed the namespaces %.2f s later", res.KernelCleanupS)
 		}
@@ -246,32 +262,27 @@ func Run(ctx context.Context, cfg Config, logf func(string, ...any)) (res Result
 func secs(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / 1e9 }
 
 // reachAll pings every pod: those on host i from the first pod of host
-// i+1 (cross), or from another pod of the same host.
+// i+1 (cross), or from host i's own namespace.
 func reachAll(ctx context.Context, l *lab.Lab, pods []*lab.Pod, cross bool, limit time.Duration) error {
 	byHost := map[*lab.Host][]*lab.Pod{}
 	for _, p := range pods {
 		byHost[p.Host] = append(byHost[p.Host], p)
 	}
 	type probe struct {
-		from    *lab.Pod
+		from    string // a namespace
 		targets []netip.Addr
 	}
 	var probes []probe
 	for i, h := range l.Hosts {
-		on := byHost[h]
-		if cross && len(l.Hosts) > 1 {
-			var ts []netip.Addr
-			for _, p := range on {
-				ts = append(ts, p.IP)
-			}
-			probes = append(probes, probe{byHost[l.Hosts[(i+1)%len(l.Hosts)]][0], ts})
-			continue
-		}
 		var ts []netip.Addr
-		for _, p := range on[1:] {
+		for _, p := range byHost[h] {
 			ts = append(ts, p.IP)
 		}
-		probes = append(probes, probe{on[0], ts}, probe{on[1], []netip.Addr{on[0].IP}})
+		from := h.NetNS
+		if cross && len(l.Hosts) > 1 {
+			from = byHost[l.Hosts[(i+1)%len(l.Hosts)]][0].NetNS
+		}
+		probes = append(probes, probe{from, ts})
 	}
 	errs := make([]error, len(probes))
 	var wg sync.WaitGroup
@@ -279,7 +290,7 @@ func reachAll(ctx context.Context, l *lab.Lab, pods []*lab.Pod, cross bool, limi
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = ping.Sweep(ctx, p.from.NetNS, p.targets, 20*time.Millisecond, limit)
+			_, errs[i] = ping.Sweep(ctx, p.from, p.targets, 20*time.Millisecond, limit)
 		}()
 	}
 	wg.Wait()
@@ -305,8 +316,8 @@ func netNamespaces() (int, error) {
 }
 
 // waitFreed waits until the kernel holds no more namespaces than base
-// (plus a few another process may have made meanwhile) and says how long
-// that took.
+// and says how long that took. It looks every 100 ms: reading
+// /proc/slabinfo costs the kernel a walk of every slab.
 func waitFreed(ctx context.Context, base int, limit time.Duration) (time.Duration, bool) {
 	t0 := time.Now()
 	for time.Since(t0) < limit && ctx.Err() == nil {
@@ -314,10 +325,10 @@ func waitFreed(ctx context.Context, base int, limit time.Duration) (time.Duratio
 		if err != nil {
 			return 0, false
 		}
-		if n <= base+8 {
+		if n <= base {
 			return time.Since(t0), true
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	return 0, false
 }
@@ -395,6 +406,19 @@ func peakRSS() int64 {
 	return 0
 }
 
+// cpuSeconds is the CPU time this process and its waited-for children
+// (the commands of --commands) have used, user and system.
+func cpuSeconds() float64 {
+	var sum int64
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(who, &ru); err == nil {
+			sum += ru.Utime.Nano() + ru.Stime.Nano()
+		}
+	}
+	return float64(sum) / 1e9
+}
+
 func openFDs() int {
 	ents, _ := os.ReadDir("/proc/self/fd")
 	return len(ents)
@@ -404,8 +428,12 @@ func openFDs() int {
 func (r Result) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d pods on %d hosts (%s, %d at once, %s neighbour entries)\n", r.Network, r.Pods, r.Hosts, r.Executor, r.Workers, r.Neighbours)
-	fmt.Fprintf(&b, "  build          %6.2f s  (hosts %.2f, setup %.2f, pods %.2f)\n", r.BuildS, r.HostsS, r.SetupS, r.PodsS)
-	fmt.Fprintf(&b, "  all reachable  %6.2f s  (every pod answered a ping from %s)\n", r.AllReachableS, r.Probe)
+	fmt.Fprintf(&b, "  build          %6.2f s  (hosts %.2f, setup %.2f, pods %.2f; %.2f s of CPU)\n", r.BuildS, r.HostsS, r.SetupS, r.PodsS, r.BuildCPUS)
+	from := "a pod on another host"
+	if r.Probe == "host" {
+		from = "its host"
+	}
+	fmt.Fprintf(&b, "  all reachable  %6.2f s  (every pod answered a ping from %s)\n", r.AllReachableS, from)
 	fmt.Fprintf(&b, "  teardown       %6.2f s", r.TeardownS)
 	if r.KernelCleanupS >= 0 {
 		fmt.Fprintf(&b, "  (the kernel freed the namespaces %.2f s later)", r.KernelCleanupS)

@@ -45,7 +45,8 @@ func TestRun(t *testing.T) {
 	for i, c := range []struct{ network, neigh, probe string }{
 		{"host-gw", "dynamic", "cross-host"},
 		{"vxlan", "static", "cross-host"},
-		{"bridge", "static", "same-host"},
+		{"bridge", "static", "host"},
+		{"bridge", "dynamic", "host"},
 	} {
 		t.Run(c.network+"-"+c.neigh, func(t *testing.T) {
 			id := fmt.Sprintf("lb%s%d", lab.NewID(), i)

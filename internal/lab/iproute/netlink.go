@@ -44,6 +44,13 @@ type conn struct {
 	refs int    // callers using it now; guarded by nl.mu
 	used uint64 // when it was last released, in nl.tick
 	gone bool   // forgotten while in use: the last user closes it
+
+	// idx caches interface indexes by name: most operations name a
+	// device the kernel knows by index, and asking costs a round trip
+	// (and the kernel a full link dump of it). A name leaves the cache
+	// when its device moves away, and every name does on any failure.
+	mu  sync.Mutex
+	idx map[string]int
 }
 
 // NewNetlink makes an applier with no handle open yet.
@@ -55,6 +62,9 @@ func (n *Netlink) Apply(ns string, op Op) error {
 	c, err := n.acquire(ns)
 	if err == nil {
 		err = op.apply(c)
+		if err != nil {
+			c.forgetIndexes()
+		}
 		n.release(c)
 	}
 	if err != nil {
@@ -340,20 +350,61 @@ func (c *conn) peer(ns string) (fd int, done func(), err error) {
 	return p.fd, func() { c.nl.release(p) }, nil
 }
 
-func (c *conn) link(name string) (netlink.Link, error) {
-	l, err := c.h.LinkByName(name)
-	if err != nil {
-		return nil, fmt.Errorf("device %q: %w", name, err)
-	}
-	return l, nil
-}
+// loopbackIndex is the index the kernel gives every namespace's lo.
+const loopbackIndex = 1
 
 func (c *conn) index(name string) (int, error) {
-	l, err := c.link(name)
-	if err != nil {
-		return 0, err
+	if name == "lo" {
+		return loopbackIndex, nil
 	}
+	c.mu.Lock()
+	i, ok := c.idx[name]
+	c.mu.Unlock()
+	if ok {
+		return i, nil
+	}
+	l, err := c.h.LinkByName(name)
+	if err != nil {
+		return 0, fmt.Errorf("device %q: %w", name, err)
+	}
+	c.remember(name, l.Attrs().Index)
 	return l.Attrs().Index, nil
+}
+
+func (c *conn) remember(name string, index int) {
+	if index <= 0 {
+		return
+	}
+	c.mu.Lock()
+	if c.idx == nil {
+		c.idx = map[string]int{}
+	}
+	c.idx[name] = index
+	c.mu.Unlock()
+}
+
+func (c *conn) forget(name string) {
+	c.mu.Lock()
+	delete(c.idx, name)
+	c.mu.Unlock()
+}
+
+func (c *conn) forgetIndexes() {
+	c.mu.Lock()
+	c.idx = nil
+	c.mu.Unlock()
+}
+
+// link is a handle on device name for the netlink calls that take one:
+// only its index is read.
+func (c *conn) link(name string) (netlink.Link, error) {
+	i, err := c.index(name)
+	if err != nil {
+		return nil, err
+	}
+	a := netlink.NewLinkAttrs()
+	a.Name, a.Index = name, i
+	return &netlink.Device{LinkAttrs: a}, nil
 }
 
 func (c *conn) linkUp(name string) error {
@@ -362,6 +413,16 @@ func (c *conn) linkUp(name string) error {
 		return err
 	}
 	return c.h.LinkSetUp(l)
+}
+
+// add creates link and remembers its index (netlink.Handle.LinkAdd reads
+// it back into the link's attributes).
+func (c *conn) add(link netlink.Link) error {
+	if err := c.h.LinkAdd(link); err != nil {
+		return err
+	}
+	c.remember(link.Attrs().Name, link.Attrs().Index)
+	return nil
 }
 
 // attrs are a new link's attributes as `ip link add` leaves them: the
@@ -373,7 +434,7 @@ func attrs(name string, mtu int, mac net.HardwareAddr) netlink.LinkAttrs {
 }
 
 func (o Bridge) apply(c *conn) error {
-	return c.h.LinkAdd(&netlink.Bridge{LinkAttrs: attrs(o.Name, o.MTU, o.Address)})
+	return c.add(&netlink.Bridge{LinkAttrs: attrs(o.Name, o.MTU, o.Address)})
 }
 
 func (o Veth) apply(c *conn) error {
@@ -386,7 +447,7 @@ func (o Veth) apply(c *conn) error {
 		defer done()
 		v.PeerNamespace = netlink.NsFd(fd)
 	}
-	return c.h.LinkAdd(v)
+	return c.add(v)
 }
 
 func (o VXLAN) apply(c *conn) error {
@@ -399,7 +460,7 @@ func (o VXLAN) apply(c *conn) error {
 		}
 		v.VtepDevIndex = i
 	}
-	return c.h.LinkAdd(v)
+	return c.add(v)
 }
 
 func (o Sublink) apply(c *conn) error {
@@ -444,9 +505,9 @@ func (o Tunnel) apply(c *conn) error {
 	// TTL cannot be made without it
 	switch o.Kind {
 	case "ipip":
-		return c.h.LinkAdd(&netlink.Iptun{LinkAttrs: a, Local: local, Remote: remote, Ttl: uint8(o.TTL), PMtuDisc: 1})
+		return c.add(&netlink.Iptun{LinkAttrs: a, Local: local, Remote: remote, Ttl: uint8(o.TTL), PMtuDisc: 1})
 	case "gre":
-		return c.h.LinkAdd(&netlink.Gretun{LinkAttrs: a, Local: local, Remote: remote, Ttl: uint8(o.TTL), PMtuDisc: 1})
+		return c.add(&netlink.Gretun{LinkAttrs: a, Local: local, Remote: remote, Ttl: uint8(o.TTL), PMtuDisc: 1})
 	}
 	return fmt.Errorf("tunnel kind %q", o.Kind)
 }
@@ -541,6 +602,7 @@ func (o LinkSet) apply(c *conn) error {
 		if err := c.h.LinkSetNsFd(l, fd); err != nil {
 			return err
 		}
+		c.forget(o.Name)
 		if o.Up {
 			return errors.New("cannot set a link up in the namespace it leaves")
 		}
