@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -191,7 +192,42 @@ type Host struct {
 	PodCIDR  netip.Prefix // this host's pod subnet
 	nextPod  int
 	reserved map[string]netip.Addr
+	podMax   netip.Addr // the last address the lab hands out, when the rest is lent (SplitPods)
 	mu       sync.Mutex
+}
+
+// SplitPods lends the upper half of h's pod subnet to another allocator
+// (a real CNI plugin's host-local IPAM, beside the lab's own pods) and
+// returns it, first to last usable address; the lab's own addresses
+// stay in the lower half. It fails when the lab already handed out one
+// of the upper half.
+func (h *Host) SplitPods() (first, last netip.Addr, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	size := 1 << (32 - h.PodCIDR.Bits())
+	mid := h.PodCIDR.Addr()
+	for i := 0; i < size/2; i++ {
+		mid = mid.Next()
+	}
+	first, last = mid, lastAddr(h.PodCIDR).Prev()
+	if h.podMax.IsValid() {
+		return first, last, nil
+	}
+	if h.nextPod+2 >= size/2 {
+		return first, last, fmt.Errorf("ipam: %s of %s already hands out %s and above; cannot lend it", h.PodCIDR, h.Name, first)
+	}
+	h.podMax = mid.Prev()
+	return first, last, nil
+}
+
+// PodBitsFor is the longest per-host pod prefix holding n pods besides
+// the gateway: /24 up to 253.
+func PodBitsFor(n int) int {
+	bits := 24
+	for (1<<(32-bits))-3 < n && bits > 17 {
+		bits--
+	}
+	return bits
 }
 
 // PodGateway is the first address of the host's pod subnet (the bridge's).
@@ -235,7 +271,7 @@ func (h *Host) nextLocked() (netip.Addr, error) {
 	for i := 0; i <= h.nextPod; i++ {
 		a = a.Next()
 	}
-	if !h.PodCIDR.Contains(a) || a == lastAddr(h.PodCIDR) {
+	if !h.PodCIDR.Contains(a) || a == lastAddr(h.PodCIDR) || (h.podMax.IsValid() && h.podMax.Less(a)) {
 		return netip.Addr{}, fmt.Errorf("ipam: pod subnet %s of %s is full", h.PodCIDR, h.Name)
 	}
 	h.nextPod++
@@ -357,6 +393,10 @@ func (l *Lab) Run(ctx context.Context, argv ...string) ([]byte, error) {
 	return l.Cfg.Exec.Run(ctx, argv)
 }
 
+// Record adds line to the lab's record of what built it, for a change
+// made other than by Run or Apply (a real CNI plugin the lab executed).
+func (l *Lab) Record(line string) { l.logLine(line) }
+
 func (l *Lab) logLine(line string) {
 	l.mu.Lock()
 	l.log = append(l.log, line)
@@ -389,6 +429,45 @@ func (l *Lab) Apply(ctx context.Context, ns string, ops ...iproute.Op) error {
 		}
 	}
 	return nil
+}
+
+// WaitOperUp waits until device dev of namespace ns is operationally up,
+// at most limit, as the CNI bridge plugin and Docker wait for a new
+// pod's bridge port: a packet the pod sends before the port forwards is
+// lost, and an ARP request lost so is retried only a second later. It
+// is a read, not a change: nothing is recorded, and a lab that only
+// records does not wait.
+func (l *Lab) WaitOperUp(ctx context.Context, ns, dev string, limit time.Duration) error {
+	if _, ok := l.Cfg.Exec.(*Recorder); ok {
+		return nil
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		var up bool
+		if l.nl != nil {
+			var err error
+			if up, err = l.nl.OperUp(ns, dev); err != nil {
+				return err
+			}
+		} else {
+			out, err := l.Cfg.Exec.Run(ctx, []string{"ip", "-n", ns, "-o", "link", "show", "dev", dev})
+			if err != nil {
+				return err
+			}
+			up = strings.Contains(string(out), " state UP ")
+		}
+		if up {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s in %s not up after %v", dev, ns, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 // IP runs `ip -n ns args...`: for what no typed operation covers (reads,
@@ -611,6 +690,24 @@ func (l *Lab) NewPodNS(ctx context.Context, h *Host, name string) (*Pod, error) 
 		return nil, err
 	}
 	return &Pod{Name: name, NetNS: ns, Host: h, Owned: true}, nil
+}
+
+// DeleteNS deletes namespace ns, which the lab made, before Teardown
+// (a start-up sample's pod, once timed), killing what runs inside.
+func (l *Lab) DeleteNS(ctx context.Context, ns string) error {
+	l.mu.Lock()
+	i := slices.Index(l.namespaces, ns)
+	if i >= 0 {
+		l.namespaces = slices.Delete(l.namespaces, i, i+1)
+	}
+	l.mu.Unlock()
+	if i < 0 {
+		return fmt.Errorf("namespace %s is not the lab's", ns)
+	}
+	if errs := removeNamespaces(ctx, l.Cfg.Exec, l.nl, 1, []string{ns}); len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
 }
 
 // Teardown kills the lab's processes and deletes its namespaces (which takes

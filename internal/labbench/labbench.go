@@ -70,15 +70,8 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// PodBits is the smallest per-host pod subnet holding n pods besides the
-// gateway: /24 for up to 253.
-func PodBits(n int) int {
-	bits := 24
-	for (1<<(32-bits))-3 < n {
-		bits--
-	}
-	return bits
-}
+// PodBits is the per-host pod prefix holding n pods (lab.PodBitsFor).
+func PodBits(n int) int { return lab.PodBitsFor(n) }
 
 // Result is what one benchmark measured; its JSON is the `--out` file.
 type Result struct {

@@ -170,6 +170,9 @@ func (b *Backend) DeployLab(ctx context.Context, topo backend.Topology) (d *Depl
 			cfg.Hosts = ps.Host
 		}
 	}
+	if topo.PodsPerHost > 0 {
+		cfg.PodBits = min(max(cfg.PodBits, 24), lab.PodBitsFor(topo.PodsPerHost))
+	}
 	l, err := lab.New(cfg)
 	if err != nil {
 		return nil, err

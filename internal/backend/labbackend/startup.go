@@ -8,6 +8,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/lab/ping"
+	"github.com/cnperf/cnperf/internal/netmode/cni"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
 
@@ -28,10 +29,12 @@ func (d *Deployment) StartPod(ctx context.Context, near, peer, name string) (bac
 	h := np.lp.Host
 	l := d.Lab
 	t := time.Now()
-	if _, err := l.NewPodNS(ctx, h, "n"+name); err != nil {
+	bare, err := l.NewPodNS(ctx, h, "n"+name)
+	if err != nil {
 		return s, fmt.Errorf("pod with no network: %w", err)
 	}
 	s.Bare = time.Since(t)
+	defer func() { _ = l.DeleteNS(ctx, bare.NetNS) }()
 
 	var marks []phaseMark
 	pctx := netmode.WithPhases(ctx, func(phase string, at time.Time) {
@@ -42,6 +45,10 @@ func (d *Deployment) StartPod(ctx context.Context, near, peer, name string) (bac
 	added := time.Now()
 	if err != nil {
 		return s, fmt.Errorf("creating pod: %w", err)
+	}
+	if pod.Owned {
+		// timed, the pod goes: a thousand samples need no thousand pods
+		defer func() { _ = l.DeleteNS(ctx, pod.NetNS) }()
 	}
 	var first time.Time
 	if pp := d.pods[peer]; peer != "" && pp != nil {
@@ -62,6 +69,73 @@ func (d *Deployment) StartPod(ctx context.Context, near, peer, name string) (bac
 	}
 	s.Total = end.Sub(t0)
 	s.Phases = splitPhases(t0, added, first, marks)
+	return s, nil
+}
+
+// StartPodCNI implements backend.CNIStarter: as StartPod, but the real CNI
+// plugin of the network (netmode.CNIReferencer) wires the pod, executed as
+// a container runtime executes it; its ADD is the "links" phase. Once
+// timed, the plugin's DEL (timed as phase "del", not in the total) and
+// the namespace's deletion undo it.
+func (d *Deployment) StartPodCNI(ctx context.Context, near, peer, name string) (backend.StartupSample, error) {
+	var s backend.StartupSample
+	np := d.pods[near]
+	if np == nil {
+		return s, fmt.Errorf("no pod %q", near)
+	}
+	cr, ok := d.Mode.(netmode.CNIReferencer)
+	if !ok {
+		return s, fmt.Errorf("%s has no real CNI plugin to compare with (the CNI bridge, macvlan and ptp plugins stand for bridge, nat, host-gw, vxlan, macvlan and calico-bgp)", d.Mode.Name())
+	}
+	h, l := np.lp.Host, d.Lab
+	ref := cr.CNIReference(l, h)
+	if err := cni.Check(ref.Type); err != nil {
+		return s, err
+	}
+	conf, err := cni.Conf(l, h, ref)
+	if err != nil {
+		return s, err
+	}
+	t0 := time.Now()
+	pod, err := l.NewPodNS(ctx, h, "r"+name)
+	if err != nil {
+		return s, fmt.Errorf("pod for the CNI plugin: %w", err)
+	}
+	defer func() { _ = l.DeleteNS(ctx, pod.NetNS) }()
+	t1 := time.Now()
+	res, err := cni.Run(ctx, l, h, "ADD", ref.Type, pod.NetNS, pod.NetNS, conf)
+	added := time.Now()
+	if err != nil {
+		return s, err
+	}
+	pod.IP, pod.Dev = res.IP, "eth0"
+	var first time.Time
+	if pp := d.pods[peer]; peer != "" && pp != nil {
+		addr, err := d.Mode.Expose(ctx, l, pod, pp.lp, "udp", 5201)
+		if err != nil {
+			return s, err
+		}
+		s.Path = addr.Addr().String()
+		if first, err = firstReply(ctx, pod.NetNS, addr.Addr(), startupProbeLimit); err != nil {
+			return s, err
+		}
+	} else {
+		s.NoPeer = true
+	}
+	end := added
+	if !first.IsZero() {
+		end = first
+	}
+	s.Total = end.Sub(t0)
+	s.Phases = map[string]time.Duration{netmode.PhaseNamespace: t1.Sub(t0), netmode.PhaseLinks: added.Sub(t1)}
+	if !first.IsZero() {
+		s.Phases[netmode.PhaseFirstPacket] = first.Sub(added)
+	}
+	td := time.Now()
+	if _, err := cni.Run(ctx, l, h, "DEL", ref.Type, pod.NetNS, pod.NetNS, conf); err != nil {
+		return s, err
+	}
+	s.Phases["del"] = time.Since(td)
 	return s, nil
 }
 

@@ -165,6 +165,22 @@ func (n *Netlink) Forget(ns string) {
 	}
 }
 
+// OperUp reports whether device dev of namespace ns is operationally up
+// (its carrier seen by the kernel's link watch: a bridge port forwards
+// from then on).
+func (n *Netlink) OperUp(ns, dev string) (bool, error) {
+	c, err := n.acquire(ns)
+	if err != nil {
+		return false, err
+	}
+	defer n.release(c)
+	l, err := c.h.LinkByName(dev)
+	if err != nil {
+		return false, fmt.Errorf("device %q in %s: %w", dev, ns, err)
+	}
+	return l.Attrs().OperState == netlink.OperUp, nil
+}
+
 // Open reports how many namespaces have a handle open.
 func (n *Netlink) Open() int {
 	n.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/netmode/cni"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
 )
@@ -85,4 +86,12 @@ func (Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, p
 // Traits implements netmode.TraitDeclarer.
 func (Mode) Traits() netmode.Traits {
 	return netmode.Traits{L2Adjacency: "each host routes a remote pod subnet via that host's underlay IP, on-link"}
+}
+
+// CNIReference implements netmode.CNIReferencer: what Flannel's CNI
+// plugin delegates to, the CNI bridge plugin on cni0 (no masquerade:
+// flanneld does that).
+func (Mode) CNIReference(l *lab.Lab, _ *lab.Host) cni.Reference {
+	return cni.Reference{Type: "bridge", Routes: []string{"0.0.0.0/0"},
+		Fields: map[string]any{"bridge": BridgeName, "isGateway": true, "mtu": l.Cfg.MTU}}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/netmode/cni"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
 )
@@ -106,4 +107,12 @@ func (Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, p
 // Traits implements netmode.TraitDeclarer.
 func (Mode) Traits() netmode.Traits {
 	return netmode.Traits{L2Adjacency: "pods sit on the underlay L2 segment itself"}
+}
+
+// CNIReference implements netmode.CNIReferencer: the CNI macvlan plugin
+// in bridge mode on the host's underlay device, an address of the whole
+// pod network and no route (as AddPod).
+func (Mode) CNIReference(l *lab.Lab, h *lab.Host) cni.Reference {
+	return cni.Reference{Type: "macvlan", Subnet: l.Cfg.PodNet, NoGateway: true,
+		Fields: map[string]any{"master": h.Dev, "mode": "bridge", "mtu": l.Cfg.MTU}}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/iproute"
@@ -64,7 +65,8 @@ func HostVeth(podName string) string { return "veth" + podName }
 //	ip -n POD link set eth0 up
 //	ip -n POD route add default via GW
 //
-// With lab.Config.StaticNeighbours (and a bridge) the pod's address is
+// It then waits until the bridge port is up (as the CNI bridge plugin
+// does). With lab.Config.StaticNeighbours (and a bridge) the pod's address is
 // fixed (PodMAC), and two permanent entries replace what ARP would learn:
 //
 //	ip -n H neigh add IP lladdr PODMAC dev BRIDGE nud permanent
@@ -106,6 +108,13 @@ func AttachPod(ctx context.Context, l *lab.Lab, h *lab.Host, name, bridge string
 	}
 	if err := l.Apply(ctx, pod.NetNS, append(ops, iproute.Route{Via: h.PodGateway()})...); err != nil {
 		return nil, err
+	}
+	if bridge != "" {
+		// as the CNI bridge plugin and Docker do: the pod is ready once
+		// its port forwards
+		if err := l.WaitOperUp(ctx, h.NetNS, hv, 2*time.Second); err != nil {
+			return nil, fmt.Errorf("pod %s: bridge port: %w", name, err)
+		}
 	}
 	return pod, nil
 }
