@@ -8,8 +8,8 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/lab/ping"
-	"github.com/cnperf/cnperf/internal/netmode/cni"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/netmode/cni"
 )
 
 // startupProbeLimit bounds the wait for a new pod's first reply.
