@@ -85,6 +85,9 @@ type Topology struct {
 	OwnAddresses bool
 	// Services: the nodes are made ready for a ClusterIP load balancer.
 	Services bool
+	// IdlePods are pods each host carries besides Pods, built by the
+	// network like any pod but with no agent: a node's other pods.
+	IdlePods int
 	// PodsPerHost, when set, is how many pods a host may come to hold
 	// (pods made on demand included): the backend sizes its pod subnets.
 	PodsPerHost int

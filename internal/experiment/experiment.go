@@ -66,6 +66,9 @@ type Plan struct {
 	// Spreads how it places them on two hosts ("1:N-1", "balanced").
 	AllToAllPods []int
 	Spreads      []string
+	// Densities are the idle pods each host carries in the density
+	// experiment, one deployment per count (--density 10,50,110,250).
+	Densities []int
 	// Tunings are the host-tuning profiles (package tuning) every pair
 	// cell is measured with, each a deployment of its own, interleaved:
 	// "none,study" measures the study's tuning against none.

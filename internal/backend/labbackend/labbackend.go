@@ -265,6 +265,18 @@ func (b *Backend) DeployLab(ctx context.Context, topo backend.Topology) (d *Depl
 		d.pods[ps.Name] = states[i]
 		d.order = append(d.order, ps.Name)
 	}
+	if topo.IdlePods > 0 {
+		var idle []netmode.PodReq
+		for i := 1; i <= topo.IdlePods; i++ {
+			for _, h := range l.Hosts {
+				idle = append(idle, netmode.PodReq{Host: h, Name: "i" + strconv.Itoa(i)})
+			}
+		}
+		if _, err := netmode.AddPods(ctx, m, l, idle); err != nil {
+			return nil, fmt.Errorf("idle pods: %w", err)
+		}
+		b.logf("  %d idle pods on each of %d hosts", topo.IdlePods, len(l.Hosts))
+	}
 	if topo.Tuning != "" && topo.Tuning != tuning.None {
 		prof, err := tuning.Get(topo.Tuning)
 		if err != nil {

@@ -119,7 +119,7 @@ func (Startup) Units(p *experiment.Plan, kinds []string) ([]sched.Unit, error) {
 		topo.PodsPerHost = 2*n*rounds + 8
 		u := sched.Unit{Name: net, Backend: p.Backend, Topology: topo, Skip: result.Skip{Network: net}}
 		for _, pr := range prs {
-			u.Cells = append(u.Cells, cell(net, pr.Placement, pr.Client, pr.Server, n, kinds))
+			u.Cells = append(u.Cells, Cell(net, pr.Placement, pr.Client, pr.Server, n, kinds, ""))
 		}
 		units = append(units, u)
 	}
@@ -128,8 +128,10 @@ func (Startup) Units(p *experiment.Plan, kinds []string) ([]sched.Unit, error) {
 
 var tags = map[backend.Placement]string{backend.SamePod: "p", backend.SameHost: "h", backend.CrossHost: "x"}
 
-func cell(network string, pl backend.Placement, client, server string, n int, kinds []string) sched.Cell {
-	name := string(pl) + " " + strings.Join(kinds, "+")
+// Cell samples start-up of pods on client's host, n per round, each kind
+// of kinds (Name, CNIName) in turn, its results labelled step.
+func Cell(network string, pl backend.Placement, client, server string, n int, kinds []string, step string) sched.Cell {
+	name := strings.TrimSpace(string(pl) + " " + strings.Join(kinds, "+") + " " + step)
 	return sched.Cell{Name: name, Run: func(ctx context.Context, d backend.Deployment, round int, rec *sched.Recorder) error {
 		peer := server
 		if pl == backend.SamePod {
@@ -138,7 +140,7 @@ func cell(network string, pl backend.Placement, client, server string, n int, ki
 		var runs []*sampler
 		for _, k := range kinds {
 			sm := &sampler{res: result.Result{
-				Network: network, Workload: k, Placement: string(pl), Round: round,
+				Network: network, Workload: k, Placement: string(pl), Round: round, Step: step,
 				Params: map[string]any{"repeat": n},
 			}, sums: map[string]time.Duration{}}
 			if nb, ok := d.(backend.Named); ok {
