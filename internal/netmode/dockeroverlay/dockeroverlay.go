@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/ctrlplane/etcd"
 	"github.com/cnperf/cnperf/internal/lab"
@@ -204,6 +205,10 @@ func (m *Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string)
 		iproute.Up("eth0"),
 	); err != nil {
 		return nil, fmt.Errorf("attaching pod %s: %w", name, err)
+	}
+	// ready once its bridge port forwards, as Docker waits for it
+	if err := l.WaitOperUp(ctx, ov, hv, 2*time.Second); err != nil {
+		return nil, fmt.Errorf("pod %s: bridge port: %w", name, err)
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseLinks)
 	if err := m.register(ctx, l, st, h, ep); err != nil {

@@ -206,6 +206,10 @@ func (*Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (
 	); err != nil {
 		return nil, fmt.Errorf("attaching pod %s: %w", name, err)
 	}
+	// ready once its bridge port forwards (as the CNI bridge plugin waits)
+	if err := l.WaitOperUp(ctx, h.NetNS, hv, 2*time.Second); err != nil {
+		return nil, fmt.Errorf("pod %s: bridge port: %w", name, err)
+	}
 	netmode.MarkPhase(ctx, netmode.PhaseLinks)
 	return pod, nil
 }
