@@ -500,6 +500,12 @@ func AttachPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string, mtuByt
 	); err != nil {
 		return nil, fmt.Errorf("wiring pod %s: %w", name, err)
 	}
+	// ready once the host's end has its carrier: before, the pod's first
+	// ARP request for the gateway goes unanswered and is retried a second
+	// later
+	if err := l.WaitOperUp(ctx, h.NetNS, hv, 2*time.Second); err != nil {
+		return nil, fmt.Errorf("pod %s: %w", name, err)
+	}
 	netmode.MarkPhase(ctx, netmode.PhaseLinks)
 	return pod, nil
 }

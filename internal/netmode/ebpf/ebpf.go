@@ -26,6 +26,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 
 	cebpf "github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -209,6 +210,9 @@ func (m Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) 
 		iproute.Route{Via: gw, Dev: "eth0", OnLink: true},
 	); err != nil {
 		return nil, fmt.Errorf("wiring pod %s: %w", name, err)
+	}
+	if err := l.WaitOperUp(ctx, h.NetNS, hv, 2*time.Second); err != nil {
+		return nil, fmt.Errorf("pod %s: %w", name, err)
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseLinks)
 	if err := m.datapath().addEndpoint(ctx, l, h, Endpoint{IP: ip, HostVeth: hv, MAC: pmac, HostMAC: hmac}); err != nil {
