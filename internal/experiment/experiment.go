@@ -143,12 +143,12 @@ func CheckFlag(shares []Share, name string) error {
 					takers = append(takers, n)
 				}
 			} else {
-				takers = append(takers, e.Name())
+				takers = append(takers, "--"+e.Name()) // an experiment chosen by its flag
 			}
 		}
 	}
 	sort.Strings(takers)
-	return fmt.Errorf("--%s applies to %s only; select it with --workloads or drop --%s", name, strings.Join(takers, ", "), name)
+	return fmt.Errorf("--%s applies to %s only; select one with --workloads (or its flag) or drop --%s", name, strings.Join(takers, ", "), name)
 }
 
 var (
