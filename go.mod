@@ -9,6 +9,8 @@ require (
 
 require (
 	github.com/cilium/ebpf v0.22.0
+	github.com/vishvananda/netlink v1.3.1
+	github.com/vishvananda/netns v0.0.5
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2

@@ -22,7 +22,7 @@ PACKAGES=(
   etcd-client    # etcdctl
   containerd     # kube-local.sh: each node's container runtime
   runc           # containerd's OCI runtime
-  containernetworking-plugins  # kube-local.sh: the pod network (bridge, host-local)
+  containernetworking-plugins  # startup_cni: the real CNI plugins; kube-local.sh: the pod network
   openssl        # kube-local.sh: the cluster's service-account key
   clang          # eBPF: regenerating objects
   llvm

@@ -117,8 +117,8 @@ var badInputs = []struct {
 	{[]string{"run", "--networks", "vxlan", "--mode-opt", "encrypt=aes-gcm"}, "it is an option of weave"},
 	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--rate", "100"}, "--rate applies to"},
 	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--direction", "up"}, "--direction applies to"},
-	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--startup-pods", "5"}, "--startup-pods applies to startup"},
-	{[]string{"run", "--startup-pods", "-5"}, "--startup-pods applies to startup"},
+	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--startup-pods", "5"}, "--startup-pods applies to --density, startup, startup_cni only"},
+	{[]string{"run", "--startup-pods", "-5"}, "--startup-pods applies to --density, startup, startup_cni only"},
 	// issue 11, defect 4: results checked before anything is built; ids bounded
 	{[]string{"run", "--networks", "host", "--out", "/nonexistent/dir/x.json"}, "does not exist; create it first"},
 	{[]string{"run", "--networks", "host", "--out", "/proc/version"}, "cannot write results under /proc"},

@@ -17,7 +17,7 @@ func cost(s *runSetup) time.Duration {
 		pods = startup.DefaultPods
 	}
 	n := len(p.Cases) * len(p.Workloads) * max(1, p.Repeat) * max(1, len(p.MessageSizes)) * max(1, len(p.AllToAllPods)) *
-		max(1, len(p.Spreads)) * max(1, len(p.LBs)) * max(1, len(p.Services)) * max(1, len(p.Tunings)) * max(1, pods)
+		max(1, len(p.Spreads)) * max(1, len(p.LBs)) * max(1, len(p.Services)) * max(1, len(p.Tunings)) * max(1, pods) * max(1, len(p.Densities))
 	return time.Duration(n) * max(p.Params.Duration, time.Second)
 }
 

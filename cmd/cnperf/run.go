@@ -167,6 +167,7 @@ func parseRun(args []string) (*runSetup, error) {
 	parallel := fs.Int("parallel", 0, "stream and rr workloads: run N flows at once between each pair: aggregate, per-flow figures and Jain's fairness")
 	neighbours := fs.String("neighbours", "", "noisy neighbour pods beside the measured pair, every cell measured without and with them: busy:N (busy loops), periodic:N:P% (each wants P% of a CPU), stream:N (N other pairs streaming)")
 	a2aPods := fs.String("pods", "", "alltoall: pod counts, comma-separated (default 2,4,8,16,32)")
+	density := fs.String("density", "", "idle pods on every host, a deployment per count (e.g. 10,50,110,250): tcp_rr, tcp_crr and startup measured beside them, paired with the smallest count")
 	spreads := fs.String("spread", "", "alltoall across hosts: how pods sit on two hosts: 1:N-1, balanced (default both)")
 	tuningFlag := fs.String("tuning", "", "host tuning applied inside the lab's namespaces: none, study (seed 000's: NOTRACK, RPS/RFS, sysctls for many connections) or one part of it (study-sysctls, study-notrack, study-rps); a list (none,study) measures every pair cell with each, interleaved")
 	direction := fs.String("direction", "", "stream direction: up (client sends) or down (server sends)")
@@ -262,6 +263,10 @@ func parseRun(args []string) (*runSetup, error) {
 	case len(sizes) > 1:
 		msgSizes = sizes
 	}
+	densities, err := positiveInts("density", *density, "10,50,110,250")
+	if err != nil {
+		return nil, err
+	}
 	pods, err := positiveInts("pods", *a2aPods, "2,4,8")
 	if err != nil {
 		return nil, err
@@ -300,6 +305,10 @@ func parseRun(args []string) (*runSetup, error) {
 		Neighbours:   cmp.Or(*neighbours, st.Neighbours),
 		AllToAllPods: pods,
 		Spreads:      splitList(*spreads),
+		Densities:    densities,
+	}
+	if len(plan.Densities) == 0 {
+		plan.Densities = st.Densities
 	}
 	if len(plan.AllToAllPods) == 0 {
 		plan.AllToAllPods = st.AllToAllPods

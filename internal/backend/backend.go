@@ -85,6 +85,12 @@ type Topology struct {
 	OwnAddresses bool
 	// Services: the nodes are made ready for a ClusterIP load balancer.
 	Services bool
+	// IdlePods are pods each host carries besides Pods, built by the
+	// network like any pod but with no agent: a node's other pods.
+	IdlePods int
+	// PodsPerHost, when set, is how many pods a host may come to hold
+	// (pods made on demand included): the backend sizes its pod subnets.
+	PodsPerHost int
 	// Tuning names a host-tuning profile (package tuning) applied inside
 	// the deployment's namespaces once its pods are up; "" or "none" for
 	// none. A backend that cannot apply it refuses the deployment.
@@ -254,6 +260,13 @@ type PodStarter interface {
 	StartPod(ctx context.Context, near, peer, name string) (StartupSample, error)
 	// SetupPhases are node-level phases the network went through once.
 	SetupPhases() map[string]time.Duration
+}
+
+// CNIStarter is a PodStarter that can also have the real CNI plugin of
+// the network (Debian's containernetworking-plugins) build the pod, timed
+// the same way, to compare with: an error says when the network has none.
+type CNIStarter interface {
+	StartPodCNI(ctx context.Context, near, peer, name string) (StartupSample, error)
 }
 
 // Optioner is a backend that takes options of its own for a network,

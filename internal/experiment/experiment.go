@@ -66,6 +66,9 @@ type Plan struct {
 	// Spreads how it places them on two hosts ("1:N-1", "balanced").
 	AllToAllPods []int
 	Spreads      []string
+	// Densities are the idle pods each host carries in the density
+	// experiment, one deployment per count (--density 10,50,110,250).
+	Densities []int
 	// Tunings are the host-tuning profiles (package tuning) every pair
 	// cell is measured with, each a deployment of its own, interleaved:
 	// "none,study" measures the study's tuning against none.
@@ -140,12 +143,12 @@ func CheckFlag(shares []Share, name string) error {
 					takers = append(takers, n)
 				}
 			} else {
-				takers = append(takers, e.Name())
+				takers = append(takers, "--"+e.Name()) // an experiment chosen by its flag
 			}
 		}
 	}
 	sort.Strings(takers)
-	return fmt.Errorf("--%s applies to %s only; select it with --workloads or drop --%s", name, strings.Join(takers, ", "), name)
+	return fmt.Errorf("--%s applies to %s only; select one with --workloads (or its flag) or drop --%s", name, strings.Join(takers, ", "), name)
 }
 
 var (

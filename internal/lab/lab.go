@@ -16,9 +16,13 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 )
 
 // Prefix starts the name of every namespace, and state folder, cnperf makes.
@@ -47,6 +51,26 @@ type Config struct {
 	// router's .1. No two hosts are L2 neighbours. Also set by the mode
 	// option underlay=routed.
 	Routed bool
+	// Commands, on this machine, runs every typed operation (package
+	// iproute) as its command line (ip, bridge, sysctl) instead of through
+	// netlink: slower, for comparing the two.
+	Commands bool
+	// Workers bounds how many hosts, pods or namespaces are built or
+	// deleted at once (default: 1 when Exec only records, so that the
+	// record reads in order; else 4 per CPU).
+	Workers int
+	// StaticNeighbours has the networks that can (the bridge-based ones:
+	// package netmode/podnet) install each pod's neighbour entries, pod to
+	// gateway and gateway to pod, as permanent entries instead of leaving
+	// them to ARP. Every namespace of this machine shares one neighbour
+	// table whose limit (net.ipv4.neigh.default.gc_thresh3, settable only
+	// in the host's own namespace) a lab of several hundred talking pods
+	// exceeds, where each real node would have a table of its own;
+	// permanent entries are exempt from that limit.
+	StaticNeighbours bool
+	// PodBits is the prefix length of each host's pod subnet (default 24:
+	// 253 pods a host; 23 holds 509, 22 holds 1021).
+	PodBits int
 }
 
 // ModeOpt returns mode option key, or def when it is unset.
@@ -79,6 +103,15 @@ func (c *Config) setDefaults() {
 	if c.SwitchName == "" {
 		c.SwitchName = "sw"
 	}
+	if c.Workers == 0 {
+		c.Workers = 1
+		if _, real := c.Exec.(OSExec); real {
+			c.Workers = 4 * runtime.NumCPU()
+		}
+	}
+	if c.PodBits == 0 {
+		c.PodBits = 24
+	}
 	if c.ModeOpt("underlay", "") == "routed" {
 		c.Routed = true
 	}
@@ -97,6 +130,10 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Hosts < 1 || c.Hosts > 200:
 		return fmt.Errorf("lab: %d hosts; use 1 to 200", c.Hosts)
+	case c.PodBits < 17 || c.PodBits > 24 || c.PodBits < c.PodNet.Bits()+1:
+		return fmt.Errorf("lab: pod subnet /%d per host; use /%d to /24", c.PodBits, max(17, c.PodNet.Bits()+1))
+	case c.Hosts >= 1<<(c.PodBits-c.PodNet.Bits()):
+		return fmt.Errorf("lab: %d hosts do not fit %s in /%d pod subnets; use fewer hosts or smaller subnets", c.Hosts, c.PodNet, c.PodBits)
 	case c.MTU < 576 || c.MTU > 65535:
 		return fmt.Errorf("lab: MTU %d out of range; use 576 to 65535 (1500 is Ethernet's)", c.MTU)
 	case !c.Underlay.Addr().Is4() || c.Underlay.Bits() > 24:
@@ -154,21 +191,87 @@ type Host struct {
 	Gateway  netip.Addr   // next hop off the subnet, when the underlay is routed
 	PodCIDR  netip.Prefix // this host's pod subnet
 	nextPod  int
+	reserved map[string]netip.Addr
+	podMax   netip.Addr // the last address the lab hands out, when the rest is lent (SplitPods)
 	mu       sync.Mutex
+}
+
+// SplitPods lends the upper half of h's pod subnet to another allocator
+// (a real CNI plugin's host-local IPAM, beside the lab's own pods) and
+// returns it, first to last usable address; the lab's own addresses
+// stay in the lower half. It fails when the lab already handed out one
+// of the upper half.
+func (h *Host) SplitPods() (first, last netip.Addr, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	size := 1 << (32 - h.PodCIDR.Bits())
+	mid := h.PodCIDR.Addr()
+	for i := 0; i < size/2; i++ {
+		mid = mid.Next()
+	}
+	first, last = mid, lastAddr(h.PodCIDR).Prev()
+	if h.podMax.IsValid() {
+		return first, last, nil
+	}
+	if h.nextPod+2 >= size/2 {
+		return first, last, fmt.Errorf("ipam: %s of %s already hands out %s and above; cannot lend it", h.PodCIDR, h.Name, first)
+	}
+	h.podMax = mid.Prev()
+	return first, last, nil
+}
+
+// PodBitsFor is the longest per-host pod prefix holding n pods besides
+// the gateway: /24 up to 253.
+func PodBitsFor(n int) int {
+	bits := 24
+	for (1<<(32-bits))-3 < n && bits > 17 {
+		bits--
+	}
+	return bits
 }
 
 // PodGateway is the first address of the host's pod subnet (the bridge's).
 func (h *Host) PodGateway() netip.Addr { return h.PodCIDR.Addr().Next() }
 
 // NextPodIP hands out the next free pod address on this host (.2, .3, ...).
-func (h *Host) NextPodIP() (netip.Addr, error) {
+func (h *Host) NextPodIP() (netip.Addr, error) { return h.PodIP("") }
+
+// PodIP is the address of pod name: the one Reserve set aside for it, or
+// else the next free one.
+func (h *Host) PodIP(name string) (netip.Addr, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if a, ok := h.reserved[name]; ok && name != "" {
+		delete(h.reserved, name)
+		return a, nil
+	}
+	return h.nextLocked()
+}
+
+// Reserve sets the next free addresses aside for pods names, in order:
+// pods built at once get the addresses they would have got one by one.
+func (h *Host) Reserve(names ...string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.reserved == nil {
+		h.reserved = map[string]netip.Addr{}
+	}
+	for _, n := range names {
+		a, err := h.nextLocked()
+		if err != nil {
+			return err
+		}
+		h.reserved[n] = a
+	}
+	return nil
+}
+
+func (h *Host) nextLocked() (netip.Addr, error) {
 	a := h.PodGateway()
 	for i := 0; i <= h.nextPod; i++ {
 		a = a.Next()
 	}
-	if !h.PodCIDR.Contains(a) || a == lastAddr(h.PodCIDR) {
+	if !h.PodCIDR.Contains(a) || a == lastAddr(h.PodCIDR) || (h.podMax.IsValid() && h.podMax.Less(a)) {
 		return netip.Addr{}, fmt.Errorf("ipam: pod subnet %s of %s is full", h.PodCIDR, h.Name)
 	}
 	h.nextPod++
@@ -208,6 +311,7 @@ type Lab struct {
 	log        []string
 	pods       map[string]*Pod
 	cleanups   []func() error
+	nl         *iproute.Netlink // nil: typed operations run as commands
 }
 
 // OnTeardown registers fn to run at Teardown, newest first, after the
@@ -225,6 +329,9 @@ func New(cfg Config) (*Lab, error) {
 		return nil, err
 	}
 	l := &Lab{Cfg: cfg, ID: cfg.ID, pods: map[string]*Pod{}}
+	if _, real := cfg.Exec.(OSExec); real && !cfg.Commands {
+		l.nl = iproute.NewNetlink()
+	}
 	l.Dir = filepath.Join(StateRoot, cfg.ID)
 	l.Switch = l.NSName(cfg.SwitchName)
 	for i := 1; i <= cfg.Hosts; i++ {
@@ -232,7 +339,7 @@ func New(cfg Config) (*Lab, error) {
 		if err != nil {
 			return nil, err
 		}
-		pod, err := nthSubnet(cfg.PodNet, 24, i)
+		pod, err := nthSubnet(cfg.PodNet, cfg.PodBits, i)
 		if err != nil {
 			return nil, err
 		}
@@ -279,15 +386,92 @@ func nthSubnet(p netip.Prefix, bits, n int) (netip.Prefix, error) {
 	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), bits), nil
 }
 
-// Run executes a command and logs it. Every mutation of the lab goes through here.
+// Run executes a command and logs it. Every mutation of the lab goes
+// through here or through Apply.
 func (l *Lab) Run(ctx context.Context, argv ...string) ([]byte, error) {
-	l.mu.Lock()
-	l.log = append(l.log, strings.Join(argv, " "))
-	l.mu.Unlock()
+	l.logLine(strings.Join(argv, " "))
 	return l.Cfg.Exec.Run(ctx, argv)
 }
 
-// IP runs `ip -n ns args...`.
+// Record adds line to the lab's record of what built it, for a change
+// made other than by Run or Apply (a real CNI plugin the lab executed).
+func (l *Lab) Record(line string) { l.logLine(line) }
+
+func (l *Lab) logLine(line string) {
+	l.mu.Lock()
+	l.log = append(l.log, line)
+	l.mu.Unlock()
+}
+
+// Native reports whether typed operations go through netlink (on this
+// machine, unless Config.Commands) rather than to the executor as
+// command lines.
+func (l *Lab) Native() bool { return l.nl != nil }
+
+// Apply makes ops in namespace ns, in order, each logged as its iproute2
+// command line: through netlink on this machine, else (a Recorder,
+// Config.Commands) by running that command line.
+func (l *Lab) Apply(ctx context.Context, ns string, ops ...iproute.Op) error {
+	for _, op := range ops {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		argv := op.Argv(ns)
+		if l.nl == nil {
+			if _, err := l.Run(ctx, argv...); err != nil {
+				return err
+			}
+			continue
+		}
+		l.logLine(strings.Join(argv, " "))
+		if err := l.nl.Apply(ns, op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WaitOperUp waits until device dev of namespace ns is operationally up,
+// at most limit, as the CNI bridge plugin and Docker wait for a new
+// pod's bridge port: a packet the pod sends before the port forwards is
+// lost, and an ARP request lost so is retried only a second later. It
+// is a read, not a change: nothing is recorded, and a lab that only
+// records does not wait.
+func (l *Lab) WaitOperUp(ctx context.Context, ns, dev string, limit time.Duration) error {
+	if _, ok := l.Cfg.Exec.(*Recorder); ok {
+		return nil
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		var up bool
+		if l.nl != nil {
+			var err error
+			if up, err = l.nl.OperUp(ns, dev); err != nil {
+				return err
+			}
+		} else {
+			out, err := l.Cfg.Exec.Run(ctx, []string{"ip", "-n", ns, "-o", "link", "show", "dev", dev})
+			if err != nil {
+				return err
+			}
+			up = strings.Contains(string(out), " state UP ")
+		}
+		if up {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s in %s not up after %v", dev, ns, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// IP runs `ip -n ns args...`: for what no typed operation covers (reads,
+// and the networks' own rarities).
 func (l *Lab) IP(ctx context.Context, ns string, args ...string) error {
 	_, err := l.Run(ctx, append([]string{"ip", "-n", ns}, args...)...)
 	return err
@@ -300,8 +484,7 @@ func (l *Lab) In(ctx context.Context, ns string, argv ...string) ([]byte, error)
 
 // Sysctl sets a per-namespace sysctl inside ns.
 func (l *Lab) Sysctl(ctx context.Context, ns, key, val string) error {
-	_, err := l.In(ctx, ns, "sysctl", "-q", "-w", key+"="+val)
-	return err
+	return l.Apply(ctx, ns, iproute.SysctlSet(key, val))
 }
 
 // Namespaces lists the namespaces the lab created so far, in order.
@@ -322,20 +505,93 @@ func (l *Lab) Commands() []string {
 // for teardown before anything else can fail.
 func (l *Lab) AddNS(ctx context.Context, obj string) (string, error) {
 	ns := l.NSName(obj)
-	if _, err := l.Run(ctx, "ip", "netns", "add", ns); err != nil {
-		return "", fmt.Errorf("creating namespace %s: %w", ns, err)
-	}
-	l.mu.Lock()
-	l.namespaces = append(l.namespaces, ns)
-	l.mu.Unlock()
-	if err := l.IP(ctx, ns, "link", "set", "lo", "up"); err != nil {
+	if err := ctx.Err(); err != nil {
 		return "", err
+	}
+	add := []string{"ip", "netns", "add", ns}
+	if l.nl == nil {
+		if _, err := l.Run(ctx, add...); err != nil {
+			return "", fmt.Errorf("creating namespace %s: %w", ns, err)
+		}
+		l.register(ns)
+		if err := l.IP(ctx, ns, "link", "set", "lo", "up"); err != nil {
+			return "", err
+		}
+		return ns, nil
+	}
+	l.logLine(strings.Join(add, " "))
+	l.logLine("ip -n " + ns + " link set lo up")
+	made, err := l.nl.AddNS(ns)
+	if made {
+		l.register(ns)
+	}
+	if err != nil {
+		return "", fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
 	return ns, nil
 }
 
+func (l *Lab) register(ns string) {
+	l.mu.Lock()
+	l.namespaces = append(l.namespaces, ns)
+	l.mu.Unlock()
+}
+
+// Each runs fn for 0..n-1, at most Config.Workers at once, and returns the
+// first error; once one failed, the calls not started yet are not made.
+func (l *Lab) Each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	return each(ctx, l.Cfg.Workers, n, fn)
+}
+
+func each(ctx context.Context, workers, n int, fn func(ctx context.Context, i int) error) error {
+	if workers <= 1 || n <= 1 {
+		for i := 0; i < n; i++ {
+			if err := fn(ctx, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  int
+	)
+	for w := 0; w < min(workers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				stop := first != nil
+				mu.Unlock()
+				if i >= n || stop {
+					return
+				}
+				if err := fn(ctx, i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
 // Create builds the switch and the hosts: each host namespace gets eth0 on
-// the underlay bridge, its address, the MTU and forwarding on.
+// the underlay bridge, its address, the MTU and forwarding on. The hosts
+// are built at once (Config.Workers).
 func (l *Lab) Create(ctx context.Context) (err error) {
 	if !l.Cfg.NoStateDirs {
 		err := os.MkdirAll(l.Dir, 0o755)
@@ -349,14 +605,8 @@ func (l *Lab) Create(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	mtu := fmt.Sprint(l.Cfg.MTU)
+	mtu := l.Cfg.MTU
 	if _, err := l.AddNS(ctx, l.Cfg.SwitchName); err != nil {
-		return err
-	}
-	if err := l.IP(ctx, l.Switch, "link", "add", "br0", "mtu", mtu, "type", "bridge"); err != nil {
-		return err
-	}
-	if err := l.IP(ctx, l.Switch, "link", "set", "br0", "up"); err != nil {
 		return err
 	}
 	// The switch stands for the physical network between hosts: no
@@ -365,8 +615,12 @@ func (l *Lab) Create(ctx context.Context) (err error) {
 	// sender's CPU that no real switch adds. -e: nothing to turn off where
 	// it is not loaded. Bridges inside hosts keep the kernel's default, as
 	// kube-proxy needs.
-	if _, err := l.In(ctx, l.Switch, "sysctl", "-q", "-e", "-w", "net.bridge.bridge-nf-call-iptables=0",
-		"net.bridge.bridge-nf-call-ip6tables=0", "net.bridge.bridge-nf-call-arptables=0"); err != nil {
+	if err := l.Apply(ctx, l.Switch,
+		iproute.Bridge{Name: "br0", MTU: mtu},
+		iproute.Up("br0"),
+		iproute.Sysctl{IgnoreMissing: true, Set: [][2]string{
+			{"net.bridge.bridge-nf-call-iptables", "0"}, {"net.bridge.bridge-nf-call-ip6tables", "0"}, {"net.bridge.bridge-nf-call-arptables", "0"}}},
+	); err != nil {
 		return err
 	}
 	if l.Cfg.Routed {
@@ -377,33 +631,26 @@ func (l *Lab) Create(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	for _, h := range l.Hosts {
+	return l.Each(ctx, len(l.Hosts), func(ctx context.Context, i int) error {
+		h := l.Hosts[i]
 		if _, err := l.AddNS(ctx, h.Name); err != nil {
 			return err
 		}
 		if l.Cfg.Routed {
-			if err := l.linkToRouter(ctx, h, mtu); err != nil {
-				return err
-			}
-			continue
+			return l.linkToRouter(ctx, h, mtu)
 		}
-		if err := l.IP(ctx, l.Switch, "link", "add", h.Name, "mtu", mtu, "type", "veth", "peer", "name", h.Dev, "mtu", mtu, "netns", h.NetNS); err != nil {
+		if err := l.Apply(ctx, l.Switch,
+			iproute.Veth{Name: h.Name, MTU: mtu, Peer: h.Dev, PeerNS: h.NetNS},
+			iproute.LinkSet{Name: h.Name, Master: "br0", Up: true},
+		); err != nil {
 			return err
 		}
-		if err := l.IP(ctx, l.Switch, "link", "set", h.Name, "master", "br0", "up"); err != nil {
-			return err
-		}
-		if err := l.IP(ctx, h.NetNS, "addr", "add", netip.PrefixFrom(h.IP, h.Underlay.Bits()).String(), "dev", h.Dev); err != nil {
-			return err
-		}
-		if err := l.IP(ctx, h.NetNS, "link", "set", h.Dev, "up"); err != nil {
-			return err
-		}
-		if err := l.Sysctl(ctx, h.NetNS, "net.ipv4.ip_forward", "1"); err != nil {
-			return err
-		}
-	}
-	return nil
+		return l.Apply(ctx, h.NetNS,
+			iproute.Addr{Prefix: netip.PrefixFrom(h.IP, h.Underlay.Bits()), Dev: h.Dev},
+			iproute.Up(h.Dev),
+			iproute.SysctlSet("net.ipv4.ip_forward", "1"),
+		)
+	})
 }
 
 // linkToRouter joins host h to the router of a routed underlay: a veth
@@ -414,25 +661,21 @@ func (l *Lab) Create(ctx context.Context) (err error) {
 //	ip -n H addr add IP/24 dev eth0 && ip -n H link set eth0 up
 //	ip -n H route add default via GW
 //	ip netns exec H sysctl -w net.ipv4.ip_forward=1
-func (l *Lab) linkToRouter(ctx context.Context, h *Host, mtu string) error {
+func (l *Lab) linkToRouter(ctx context.Context, h *Host, mtu int) error {
 	bits := h.Underlay.Bits()
-	steps := []struct {
-		ns   string
-		args []string
-	}{
-		{l.Router, []string{"link", "add", h.Name, "mtu", mtu, "type", "veth", "peer", "name", h.Dev, "mtu", mtu, "netns", h.NetNS}},
-		{l.Router, []string{"addr", "add", netip.PrefixFrom(h.Gateway, bits).String(), "dev", h.Name}},
-		{l.Router, []string{"link", "set", h.Name, "up"}},
-		{h.NetNS, []string{"addr", "add", netip.PrefixFrom(h.IP, bits).String(), "dev", h.Dev}},
-		{h.NetNS, []string{"link", "set", h.Dev, "up"}},
-		{h.NetNS, []string{"route", "add", "default", "via", h.Gateway.String()}},
+	if err := l.Apply(ctx, l.Router,
+		iproute.Veth{Name: h.Name, MTU: mtu, Peer: h.Dev, PeerNS: h.NetNS},
+		iproute.Addr{Prefix: netip.PrefixFrom(h.Gateway, bits), Dev: h.Name},
+		iproute.Up(h.Name),
+	); err != nil {
+		return err
 	}
-	for _, s := range steps {
-		if err := l.IP(ctx, s.ns, s.args...); err != nil {
-			return err
-		}
-	}
-	return l.Sysctl(ctx, h.NetNS, "net.ipv4.ip_forward", "1")
+	return l.Apply(ctx, h.NetNS,
+		iproute.Addr{Prefix: netip.PrefixFrom(h.IP, bits), Dev: h.Dev},
+		iproute.Up(h.Dev),
+		iproute.Route{Via: h.Gateway},
+		iproute.SysctlSet("net.ipv4.ip_forward", "1"),
+	)
 }
 
 // HostPod returns a pod that shares h's own namespace (host networking).
@@ -449,9 +692,29 @@ func (l *Lab) NewPodNS(ctx context.Context, h *Host, name string) (*Pod, error) 
 	return &Pod{Name: name, NetNS: ns, Host: h, Owned: true}, nil
 }
 
+// DeleteNS deletes namespace ns, which the lab made, before Teardown
+// (a start-up sample's pod, once timed), killing what runs inside.
+func (l *Lab) DeleteNS(ctx context.Context, ns string) error {
+	l.mu.Lock()
+	i := slices.Index(l.namespaces, ns)
+	if i >= 0 {
+		l.namespaces = slices.Delete(l.namespaces, i, i+1)
+	}
+	l.mu.Unlock()
+	if i < 0 {
+		return fmt.Errorf("namespace %s is not the lab's", ns)
+	}
+	if errs := removeNamespaces(ctx, l.Cfg.Exec, l.nl, 1, []string{ns}); len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
 // Teardown kills the lab's processes and deletes its namespaces (which takes
 // every link, route, rule and BPF program inside with them) and its state
 // folder. It copes with a half-built lab and is harmless to call twice.
+// The namespaces go at once (Config.Workers), after one look through
+// /proc for processes still inside any of them.
 func (l *Lab) Teardown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -460,18 +723,20 @@ func (l *Lab) Teardown() error {
 	l.procs, l.namespaces, l.cleanups = nil, nil, nil
 	l.mu.Unlock()
 	var errs []error
+	var wg sync.WaitGroup
 	for _, p := range procs {
-		p.Stop()
+		wg.Add(1)
+		go func() { defer wg.Done(); p.Stop() }()
 	}
+	wg.Wait()
 	for i := len(cleanups) - 1; i >= 0; i-- {
 		if err := cleanups[i](); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	for i := len(nss) - 1; i >= 0; i-- {
-		if err := removeNS(ctx, l.Cfg.Exec, nss[i]); err != nil {
-			errs = append(errs, err)
-		}
+	errs = append(errs, removeNamespaces(ctx, l.Cfg.Exec, l.nl, l.Cfg.Workers, reversed(nss))...)
+	if l.nl != nil {
+		l.nl.Close()
 	}
 	if !l.Cfg.NoStateDirs {
 		if err := os.RemoveAll(l.Dir); err != nil {
@@ -482,13 +747,45 @@ func (l *Lab) Teardown() error {
 	return errors.Join(errs...)
 }
 
-// removeNS kills whatever still runs inside ns, then deletes it.
-func removeNS(ctx context.Context, ex Executor, ns string) error {
+func reversed(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+// removeNamespaces kills whatever still runs inside nss, then deletes
+// them, workers at once: through nl when it is set, else with `ip netns
+// del` run by ex.
+func removeNamespaces(ctx context.Context, ex Executor, nl *iproute.Netlink, workers int, nss []string) []error {
 	if _, ok := ex.(*Recorder); !ok {
-		killNSProcs(ns)
+		killNSProcs(nss)
+	}
+	errs := make([]error, len(nss))
+	_ = each(ctx, workers, len(nss), func(ctx context.Context, i int) error {
+		errs[i] = removeNS(ctx, ex, nl, nss[i])
+		return nil
+	})
+	var out []error
+	for _, err := range errs {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// removeNS deletes namespace ns, whose processes are gone.
+func removeNS(ctx context.Context, ex Executor, nl *iproute.Netlink, ns string) error {
+	if nl != nil {
+		if err := nl.DelNS(ns); err != nil {
+			return fmt.Errorf("removing namespace %s: %w", ns, err)
+		}
+		return nil
 	}
 	if _, err := ex.Run(ctx, []string{"ip", "netns", "del", ns}); err != nil {
-		if _, statErr := os.Stat("/run/netns/" + ns); statErr != nil && os.IsNotExist(statErr) {
+		if _, statErr := os.Stat(iproute.RunDir + "/" + ns); statErr != nil && os.IsNotExist(statErr) {
 			return nil
 		}
 		return fmt.Errorf("removing namespace %s: %w", ns, err)

@@ -101,3 +101,33 @@ func TestTeardownRecordsDeletes(t *testing.T) {
 		t.Error("second teardown ran commands again")
 	}
 }
+
+func TestSplitPods(t *testing.T) {
+	l, _ := New(Config{ID: "x", NoStateDirs: true, Exec: &Recorder{}})
+	h := l.Hosts[0]
+	first, last, err := h.SplitPods()
+	if err != nil || first.String() != "10.244.1.128" || last.String() != "10.244.1.254" {
+		t.Fatalf("lent %s-%s, %v; want 10.244.1.128-10.244.1.254", first, last, err)
+	}
+	n := 0
+	for {
+		a, err := h.NextPodIP()
+		if err != nil {
+			break
+		}
+		if !a.Less(first) {
+			t.Fatalf("the lab handed out %s, in the lent half", a)
+		}
+		n++
+	}
+	if n != 126 { // .2 to .127
+		t.Fatalf("the lab kept %d addresses, want 126", n)
+	}
+	l2, _ := New(Config{ID: "y", NoStateDirs: true, Exec: &Recorder{}})
+	for i := 0; i < 130; i++ {
+		_, _ = l2.Hosts[0].NextPodIP()
+	}
+	if _, _, err := l2.Hosts[0].SplitPods(); err == nil {
+		t.Fatal("lent a half the lab already uses")
+	}
+}

@@ -6,11 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 )
 
 // Proc is a long-running process the lab started inside one of its namespaces.
@@ -85,10 +88,18 @@ func (l *Lab) LogTail(name string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// nsPIDs lists the processes whose network namespace is the named one.
-func nsPIDs(ns string) []int {
-	var want syscall.Stat_t
-	if err := syscall.Stat("/run/netns/"+ns, &want); err != nil {
+// nsPIDs lists the processes whose network namespace is one of nss, in
+// one look through /proc however many namespaces there are.
+func nsPIDs(nss []string) []int {
+	type key struct{ dev, ino uint64 }
+	want := map[key]bool{}
+	for _, ns := range nss {
+		var st syscall.Stat_t
+		if syscall.Stat("/run/netns/"+ns, &st) == nil {
+			want[key{st.Dev, st.Ino}] = true
+		}
+	}
+	if len(want) == 0 {
 		return nil
 	}
 	ents, _ := os.ReadDir("/proc")
@@ -102,16 +113,18 @@ func nsPIDs(ns string) []int {
 		if syscall.Stat("/proc/"+e.Name()+"/ns/net", &st) != nil {
 			continue
 		}
-		if st.Ino == want.Ino && st.Dev == want.Dev {
+		if want[key{st.Dev, st.Ino}] {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
 }
 
-func killNSProcs(ns string) {
+// killNSProcs kills every process inside namespaces nss, and waits until
+// none is left (or a second has passed).
+func killNSProcs(nss []string) {
 	for try := 0; try < 50; try++ {
-		pids := nsPIDs(ns)
+		pids := nsPIDs(nss)
 		if len(pids) == 0 {
 			return
 		}
@@ -263,10 +276,9 @@ func CleanRun(id string, force bool) ([]Leftover, error) {
 				firstErr = err
 			}
 		}
-		for _, ns := range lo.Namespaces {
-			if err := removeNS(ctx, OSExec{}, ns); err != nil && firstErr == nil {
-				firstErr = err
-			}
+		nl := iproute.NewNetlink()
+		if errs := removeNamespaces(ctx, OSExec{}, nl, 4*runtime.NumCPU(), lo.Namespaces); len(errs) > 0 && firstErr == nil {
+			firstErr = errs[0]
 		}
 		if lo.Dir {
 			_ = os.RemoveAll(filepath.Join(StateRoot, lo.ID))

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/netmode/cni"
 )
 
 // LabShaper is implemented by modes that need a particular lab, such as
@@ -25,4 +26,13 @@ func ShapeLab(m Mode, cfg *lab.Config) {
 // "bgp_convergence" (BIRD sessions established): how long each took on lab l.
 type SetupPhaser interface {
 	SetupPhases(l *lab.Lab) map[string]time.Duration
+}
+
+// CNIReferencer is implemented by modes that a real CNI plugin of Debian's
+// containernetworking-plugins builds the same way (CNI bridge for Docker's
+// and Flannel's bridges, macvlan, ptp for Calico's routed veths): the
+// start-up experiment's startup_cni times that plugin's ADD for a pod on
+// the same lab host, beside the mode's own AddPod.
+type CNIReferencer interface {
+	CNIReference(l *lab.Lab, h *lab.Host) cni.Reference
 }

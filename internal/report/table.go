@@ -170,6 +170,7 @@ func Table(w io.Writer, run *result.Run) {
 	Services(w, run)
 	replicas(w, run)
 	Sizes(w, run)
+	Density(w, run)
 	Flows(w, run)
 	Neighbours(w, run)
 	Blocking(w, run)

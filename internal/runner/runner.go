@@ -78,6 +78,8 @@ type Plan struct {
 	Neighbours   string
 	AllToAllPods []int
 	Spreads      []string
+	// Densities are the density experiment's idle pods per host.
+	Densities []int
 	// Tunings are --tuning's profiles (see experiment.Plan).
 	Tunings []string
 	// Out, when set, receives the results after every finished cell
@@ -258,7 +260,7 @@ func (p *Plan) experimentPlan() *experiment.Plan {
 		Cases: p.Cases, Workloads: p.Workloads, Params: p.Params, Rounds: p.Repeat, Pin: p.Pin,
 		LBs: p.LBs, Services: p.Services, StartupPods: p.StartupPods, Backend: p.backend(), Log: p.Log,
 		MessageSizes: p.MessageSizes, Parallel: p.Parallel, Neighbours: p.Neighbours,
-		AllToAllPods: p.AllToAllPods, Spreads: p.Spreads, Tunings: p.Tunings,
+		AllToAllPods: p.AllToAllPods, Spreads: p.Spreads, Tunings: p.Tunings, Densities: p.Densities,
 	}
 }
 
@@ -526,6 +528,8 @@ func checkExperimentFlags(p *experiment.Plan, shares []experiment.Share) error {
 		return fmt.Errorf("a --message-size list cannot be combined with --neighbours yet; give one size (or run them separately)")
 	case p.Parallel > 1 && !has("parallel") && !has("sizes"):
 		return fmt.Errorf("--parallel applies to the pair workloads (e.g. tcp_rr, tcp_stream; not rate steps, services or alltoall); select one with --workloads or drop --parallel")
+	case len(p.Densities) > 0 && !has("density"):
+		return fmt.Errorf("--density applies to tcp_rr, tcp_crr and startup; select them with --workloads or drop --density")
 	case (len(p.AllToAllPods) > 0 || len(p.Spreads) > 0) && !has("alltoall"):
 		return fmt.Errorf("--pods and --spread apply to the alltoall workload; add it to --workloads or drop them")
 	}

@@ -53,3 +53,42 @@ func TestStartupLab(t *testing.T) {
 		t.Errorf("docker-overlay start-up %.1fms not above baseline's %.1fms", ov.StartupMs["mean"], base.StartupMs["mean"])
 	}
 }
+
+// TestStartupCNILab times the real CNI plugins beside cnperf's replicas,
+// alternately in one cell: bridge (the CNI bridge plugin) and macvlan.
+// Both kinds must have every phase, and the real plugin its DEL.
+func TestStartupCNILab(t *testing.T) {
+	labtest.NeedRoot(t)
+	plan := labtest.Plan(t, []runner.Case{{Network: "bridge", Placement: "same-host"}, {Network: "macvlan", Placement: "cross-host"}},
+		runner.StartupName, "startup_cni")
+	plan.StartupPods = 3
+	run := &result.Run{Environment: result.CaptureHost()}
+	err := runner.Execute(context.Background(), plan, run)
+	labtest.AssertClean(t, plan.Lab.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Skipped) > 0 {
+		t.Skipf("skipped: %s", run.Skipped[0].Reason)
+	}
+	got := map[string]bool{}
+	for _, r := range run.Results {
+		if r.Error != "" {
+			t.Fatalf("%s %s: %s", r.Network, r.Workload, r.Error)
+		}
+		got[r.Network+" "+r.Workload] = true
+		m := r.Metrics
+		if m.StartupMs["mean"] <= 0 || m.PhasesMs["links"] <= 0 || m.PhasesMs["first_packet"] <= 0 || m.PhasesMs["namespace"] <= 0 {
+			t.Errorf("%s %s: a phase is missing: %v %v", r.Network, r.Workload, m.StartupMs, m.PhasesMs)
+		}
+		if (r.Workload == "startup_cni") != (m.PhasesMs["del"] > 0) {
+			t.Errorf("%s %s: del phase %v (only the real plugin has one)", r.Network, r.Workload, m.PhasesMs["del"])
+		}
+		t.Logf("%s %s: %v %v", r.Network, r.Workload, m.StartupMs, m.PhasesMs)
+	}
+	for _, k := range []string{"bridge startup", "bridge startup_cni", "macvlan startup", "macvlan startup_cni"} {
+		if !got[k] {
+			t.Errorf("no %s result (got %v)", k, got)
+		}
+	}
+}

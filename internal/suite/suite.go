@@ -31,6 +31,7 @@ type Suite struct {
 	Neighbours   string
 	AllToAllPods []int
 	Spreads      []string
+	Densities    []int // idle pods per host of the density experiment
 	// Tunings are the host-tuning profiles the pair cells are measured
 	// with (--tuning overrides them); none: the lab untuned.
 	Tunings []string

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/registry"
@@ -288,7 +289,7 @@ func maskOf(p netip.Prefix) string {
 //	ip -n NODE route add 10.96.0.0/12 dev eth0
 func PrepareNodes(ctx context.Context, l *lab.Lab) error {
 	for _, h := range l.Hosts {
-		if err := l.IP(ctx, h.NetNS, "route", "add", ServiceCIDR.String(), "dev", h.Dev); err != nil {
+		if err := l.Apply(ctx, h.NetNS, iproute.Route{Dst: ServiceCIDR, Dev: h.Dev}); err != nil {
 			return fmt.Errorf("service route on %s: %w", h.Name, err)
 		}
 	}

@@ -170,6 +170,9 @@ func (b *Backend) DeployLab(ctx context.Context, topo backend.Topology) (d *Depl
 			cfg.Hosts = ps.Host
 		}
 	}
+	if topo.PodsPerHost > 0 {
+		cfg.PodBits = min(max(cfg.PodBits, 24), lab.PodBitsFor(topo.PodsPerHost))
+	}
 	l, err := lab.New(cfg)
 	if err != nil {
 		return nil, err
@@ -204,39 +207,75 @@ func (b *Backend) DeployLab(ctx context.Context, topo backend.Topology) (d *Depl
 			return nil, err
 		}
 	}
-	lpods := map[string]*lab.Pod{}
+	// the pods of their own are built at once; a pod sharing another's
+	// namespace (With) is that pod
+	var reqs []netmode.PodReq
 	for _, ps := range topo.Pods {
-		var pod *lab.Pod
+		if ps.With == "" {
+			reqs = append(reqs, netmode.PodReq{Host: l.Hosts[ps.Host-1], Name: ps.Name})
+		}
+	}
+	built, err := netmode.AddPods(ctx, m, l, reqs)
+	if err != nil {
+		return nil, err
+	}
+	lpods := map[string]*lab.Pod{}
+	for i, r := range reqs {
+		lpods[r.Name] = built[i]
+	}
+	order := make([]*lab.Pod, len(topo.Pods))
+	for i, ps := range topo.Pods {
+		pod := lpods[ps.Name]
 		if ps.With != "" {
-			pod = lpods[ps.With]
-			if pod == nil {
+			if pod = lpods[ps.With]; pod == nil {
 				return nil, fmt.Errorf("pod %s shares with %s, which comes later or not at all", ps.Name, ps.With)
 			}
-		} else {
-			h := l.Hosts[ps.Host-1]
-			if pod, err = m.AddPod(ctx, l, h, ps.Name); err != nil {
-				return nil, fmt.Errorf("adding pod %s: %w", ps.Name, err)
-			}
-			if topo.OwnAddresses && (!pod.Owned || !pod.IP.IsValid() || pod.IP == h.IP) {
-				return nil, backend.Skip(fmt.Sprintf("%s pods share their host's address; services need pods with their own (bridge, vxlan, host-gw, ...)", m.Name()))
-			}
-			if pod.Owned {
-				for _, kv := range LabSysctls {
-					_ = l.Sysctl(ctx, pod.NetNS, kv[0], kv[1])
-				}
+			lpods[ps.Name] = pod
+		} else if h := l.Hosts[ps.Host-1]; topo.OwnAddresses && (!pod.Owned || !pod.IP.IsValid() || pod.IP == h.IP) {
+			return nil, backend.Skip(fmt.Sprintf("%s pods share their host's address; services need pods with their own (bridge, vxlan, host-gw, ...)", m.Name()))
+		}
+		order[i] = pod
+	}
+	for _, pod := range built {
+		if pod.Owned {
+			for _, kv := range LabSysctls {
+				_ = l.Sysctl(ctx, pod.NetNS, kv[0], kv[1])
 			}
 		}
-		lpods[ps.Name] = pod
+	}
+	// the agents start at once too: each is a process to exec and wait for
+	states := make([]*podState, len(topo.Pods))
+	err = l.Each(ctx, len(topo.Pods), func(ctx context.Context, i int) error {
+		ps, pod := topo.Pods[i], order[i]
 		key := "agent-" + ps.Name
 		c, pid, err := b.startAgent(ctx, l, pod, key, ps.CPU)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		d.pods[ps.Name] = &podState{
+		states[i] = &podState{
 			Pod: backend.Pod{Name: ps.Name, Host: pod.Host.Index, IP: pod.IP, Agent: c, PID: pid, NetNS: pod.NetNS},
 			lp:  pod, key: key,
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, ps := range topo.Pods {
+		d.pods[ps.Name] = states[i]
 		d.order = append(d.order, ps.Name)
+	}
+	if topo.IdlePods > 0 {
+		var idle []netmode.PodReq
+		for i := 1; i <= topo.IdlePods; i++ {
+			for _, h := range l.Hosts {
+				idle = append(idle, netmode.PodReq{Host: h, Name: "i" + strconv.Itoa(i)})
+			}
+		}
+		if _, err := netmode.AddPods(ctx, m, l, idle); err != nil {
+			return nil, fmt.Errorf("idle pods: %w", err)
+		}
+		b.logf("  %d idle pods on each of %d hosts", topo.IdlePods, len(l.Hosts))
 	}
 	if topo.Tuning != "" && topo.Tuning != tuning.None {
 		prof, err := tuning.Get(topo.Tuning)

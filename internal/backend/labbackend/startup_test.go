@@ -45,29 +45,6 @@ func TestSplitPhases(t *testing.T) {
 	}
 }
 
-func TestEchoRequest(t *testing.T) {
-	b := echoRequest(0x1234, 7)
-	if b[0] != 8 || b[4] != 0x12 || b[5] != 0x34 || b[7] != 7 {
-		t.Fatalf("bad header % x", b[:8])
-	}
-	if icmpChecksum(b) != 0 { // a correct checksum sums to zero
-		t.Fatalf("checksum does not verify: % x", b)
-	}
-	// an IPv4 header (20 bytes) then an echo reply to id 0x1234
-	reply := append(make([]byte, 20), b...)
-	reply[0], reply[20] = 0x45, 0
-	if !isEchoReply(reply, 0x1234) || isEchoReply(reply, 0x1235) {
-		t.Fatal("echo reply not recognized by id")
-	}
-	reply[20] = 8
-	if isEchoReply(reply, 0x1234) {
-		t.Fatal("echo request taken for a reply")
-	}
-	if isEchoReply(reply[:24], 0x1234) {
-		t.Fatal("truncated packet accepted")
-	}
-}
-
 func TestPhaseConstants(t *testing.T) {
 	if standardPhases[0] != netmode.PhaseNamespace || standardPhases[2] != netmode.PhaseControlPlane {
 		t.Fatal("standard phases out of order")

@@ -4,6 +4,7 @@ package all
 import (
 	_ "github.com/cnperf/cnperf/internal/experiment/alltoall"   // alltoall
 	_ "github.com/cnperf/cnperf/internal/experiment/blocking"   // blocking
+	_ "github.com/cnperf/cnperf/internal/experiment/density"    // density
 	_ "github.com/cnperf/cnperf/internal/experiment/neighbours" // neighbours
 	_ "github.com/cnperf/cnperf/internal/experiment/pairs"      // pairs
 	_ "github.com/cnperf/cnperf/internal/experiment/parallel"   // parallel

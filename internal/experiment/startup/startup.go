@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
@@ -23,12 +24,27 @@ import (
 // Name is the measurement's name, as a workload would have.
 const Name = "startup"
 
+// CNIName is the reference measurement: the same network's pods wired by
+// the real CNI plugin (Debian's containernetworking-plugins) instead of
+// cnperf's replica, sampled alternately with Name in the same cell.
+const CNIName = "startup_cni"
+
 // DefaultPods is how many pods a round creates (the paper's mean of 10).
 const DefaultPods = 10
 
 func init() {
 	experiment.Register(Startup{}, 20)
 	workload.RegisterMeasure(workload.Measure{Name: Name, Summary: summary, Figures: Figures})
+	workload.RegisterMeasure(workload.Measure{Name: CNIName, Summary: cniSummary, Figures: CNIFigures})
+}
+
+const cniSummary = "start-up with the real CNI plugin (bridge, macvlan, ptp from containernetworking-plugins) wiring each pod, timed alternately with startup's replica in the same cell"
+
+// CNIFigures: the real plugin's create-to-first-reply time and its setup
+// (the plugin's ADD, its process included), beside startup's.
+var CNIFigures = []result.Figure{
+	{Key: "startup_ms.mean", Label: "ms", Unit: "ms", Better: result.LowerBetter, Kind: result.KindTime},
+	{Key: "phases_ms.links", Label: "setup ms", Unit: "ms", Better: result.LowerBetter, Kind: result.KindTime},
 }
 
 const summary = "network start-up time: create a pod, time to the first ping reply from a peer (--startup-pods N per round, default 10), per phase"
@@ -38,6 +54,7 @@ const summary = "network start-up time: create a pod, time to the first ping rep
 var Figures = []result.Figure{
 	{Key: "startup_ms.mean", Label: "ms", Unit: "ms", Better: result.LowerBetter, Kind: result.KindTime, Ratio: true},
 	{Key: "startup_ms.p95", Label: "p95 ms", Unit: "ms", Better: result.LowerBetter, Kind: result.KindTime},
+	{Key: "phases_ms.links", Label: "setup ms", Unit: "ms", Better: result.LowerBetter, Kind: result.KindTime},
 }
 
 // Startup is the experiment.
@@ -53,17 +70,18 @@ func (Startup) Summary() string {
 
 // Measures implements experiment.Measurer.
 func (Startup) Measures() map[string]string {
-	return map[string]string{Name: summary}
+	return map[string]string{Name: summary, CNIName: cniSummary}
 }
 
-// Claim takes the "startup" measurement.
+// Claim takes the "startup" and "startup_cni" measurements.
 func (Startup) Claim(p *experiment.Plan) []string {
+	var out []string
 	for _, w := range p.Workloads {
-		if w == Name {
-			return []string{Name}
+		if w == Name || w == CNIName {
+			out = append(out, w)
 		}
 	}
-	return nil
+	return out
 }
 
 // TakesFlag implements experiment.FlagTaker: --startup-pods is its own.
@@ -79,11 +97,12 @@ func (Startup) Validate(p *experiment.Plan, _ []string) error {
 
 // Units implements experiment.Experiment: one deployment per network, a
 // cell per placement.
-func (Startup) Units(p *experiment.Plan, _ []string) ([]sched.Unit, error) {
+func (Startup) Units(p *experiment.Plan, kinds []string) ([]sched.Unit, error) {
 	n := p.StartupPods
 	if n == 0 {
 		n = DefaultPods
 	}
+	rounds := max(p.Rounds, 1)
 	var order []string
 	byNet := map[string][]backend.Placement{}
 	for _, c := range p.Cases {
@@ -95,9 +114,12 @@ func (Startup) Units(p *experiment.Plan, _ []string) ([]sched.Unit, error) {
 	var units []sched.Unit
 	for _, net := range order {
 		topo, prs := pairs.Topology(net, byNet[net], -1, -1)
+		// every sample's pod has an address of its own (the real
+		// plugin's from the upper half of the host's subnet)
+		topo.PodsPerHost = 2*n*rounds + 8
 		u := sched.Unit{Name: net, Backend: p.Backend, Topology: topo, Skip: result.Skip{Network: net}}
 		for _, pr := range prs {
-			u.Cells = append(u.Cells, cell(net, pr.Placement, pr.Client, pr.Server, n))
+			u.Cells = append(u.Cells, Cell(net, pr.Placement, pr.Client, pr.Server, n, kinds, ""))
 		}
 		units = append(units, u)
 	}
@@ -106,66 +128,116 @@ func (Startup) Units(p *experiment.Plan, _ []string) ([]sched.Unit, error) {
 
 var tags = map[backend.Placement]string{backend.SamePod: "p", backend.SameHost: "h", backend.CrossHost: "x"}
 
-func cell(network string, pl backend.Placement, client, server string, n int) sched.Cell {
-	return sched.Cell{Name: string(pl) + " " + Name, Run: func(ctx context.Context, d backend.Deployment, round int, rec *sched.Recorder) error {
-		res := result.Result{
-			Network: network, Workload: Name, Placement: string(pl), Round: round,
-			Params: map[string]any{"repeat": n},
-		}
-		if n, ok := d.(backend.Named); ok {
-			res.Backend = n.Backend()
-		}
-		for k, v := range d.Params() {
-			res.Params[k] = v
-		}
-		ps, ok := d.(backend.PodStarter)
-		if !ok {
-			res.Error = "this backend cannot create pods on demand"
-			rec.Result(res)
-			return nil
-		}
+// Cell samples start-up of pods on client's host, n per round, each kind
+// of kinds (Name, CNIName) in turn, its results labelled step.
+func Cell(network string, pl backend.Placement, client, server string, n int, kinds []string, step string) sched.Cell {
+	name := strings.TrimSpace(string(pl) + " " + strings.Join(kinds, "+") + " " + step)
+	return sched.Cell{Name: name, Run: func(ctx context.Context, d backend.Deployment, round int, rec *sched.Recorder) error {
 		peer := server
 		if pl == backend.SamePod {
 			peer = ""
 		}
-		var totals, bare []time.Duration
-		sums := map[string]time.Duration{}
+		var runs []*sampler
+		for _, k := range kinds {
+			sm := &sampler{res: result.Result{
+				Network: network, Workload: k, Placement: string(pl), Round: round, Step: step,
+				Params: map[string]any{"repeat": n},
+			}, sums: map[string]time.Duration{}}
+			if nb, ok := d.(backend.Named); ok {
+				sm.res.Backend = nb.Backend()
+			}
+			for k, v := range d.Params() {
+				sm.res.Params[k] = v
+			}
+			ps, ok := d.(backend.PodStarter)
+			cs, cok := d.(backend.CNIStarter)
+			switch {
+			case !ok:
+				sm.res.Error = "this backend cannot create pods on demand"
+			case k == CNIName && !cok:
+				sm.res.Error = "this backend cannot run the real CNI plugins"
+			case k == CNIName:
+				sm.start = cs.StartPodCNI
+			default:
+				sm.start, sm.ps = ps.StartPod, ps
+			}
+			runs = append(runs, sm)
+		}
+		// the kinds take turns, the first changing from pod to pod, so
+		// that the machine's drift and each kind's leftovers hit both
 		for i := 1; i <= n; i++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			s, err := ps.StartPod(ctx, client, peer, fmt.Sprintf("%s%d", tags[pl], (round-1)*n+i))
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
+			for j := range runs {
+				sm := runs[(i+j)%len(runs)]
+				if sm.start == nil || sm.res.Error != "" {
+					continue
 				}
-				res.Error = fmt.Sprintf("pod %d: %v", i, err)
-				rec.Result(res)
-				return nil
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				tag := tags[pl]
+				if sm.res.Workload == CNIName {
+					tag = "c" + tag
+				}
+				s, err := sm.start(ctx, client, peer, fmt.Sprintf("%s%d", tag, (round-1)*n+i))
+				if err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					sm.res.Error = fmt.Sprintf("pod %d: %v", i, err)
+					continue
+				}
+				sm.add(s)
 			}
-			res.Path = s.Path
-			totals = append(totals, s.Total)
-			bare = append(bare, s.Bare)
-			for ph, d := range s.Phases {
-				sums[ph] += d
-			}
 		}
-		res.Metrics.StartupMs = Summarize(totals)
-		res.Metrics.PhasesMs = map[string]float64{}
-		for ph, d := range sums {
-			res.Metrics.PhasesMs[ph] = float64(d) / 1e6 / float64(n)
+		for _, sm := range runs {
+			sm.finish(n)
+			rec.Result(sm.res)
 		}
-		noNet := Summarize(bare)["mean"]
-		res.Metrics.Extra = map[string]float64{result.ExtraNoNetworkMs: noNet}
-		if noNet > 0 {
-			res.Metrics.Extra[result.ExtraVsNoNetwork] = res.Metrics.StartupMs["mean"] / noNet
-		}
-		for ph, d := range ps.SetupPhases() {
-			res.Metrics.Extra[result.ExtraSetupPhaseMs(ph)] = float64(d) / 1e6
-		}
-		rec.Result(res)
 		return nil
 	}}
+}
+
+// sampler gathers one kind's samples of a cell.
+type sampler struct {
+	res    result.Result
+	start  func(ctx context.Context, near, peer, name string) (backend.StartupSample, error)
+	ps     backend.PodStarter // for the network's setup phases
+	totals []time.Duration
+	bare   []time.Duration
+	sums   map[string]time.Duration
+}
+
+func (sm *sampler) add(s backend.StartupSample) {
+	sm.res.Path = s.Path
+	sm.totals = append(sm.totals, s.Total)
+	if s.Bare > 0 {
+		sm.bare = append(sm.bare, s.Bare)
+	}
+	for ph, d := range s.Phases {
+		sm.sums[ph] += d
+	}
+}
+
+func (sm *sampler) finish(n int) {
+	if sm.res.Error != "" {
+		return
+	}
+	res := &sm.res
+	res.Metrics.StartupMs = Summarize(sm.totals)
+	res.Metrics.PhasesMs = map[string]float64{}
+	for ph, d := range sm.sums {
+		res.Metrics.PhasesMs[ph] = float64(d) / 1e6 / float64(n)
+	}
+	res.Metrics.Extra = map[string]float64{}
+	if noNet := Summarize(sm.bare)["mean"]; noNet > 0 {
+		res.Metrics.Extra[result.ExtraNoNetworkMs] = noNet
+		res.Metrics.Extra[result.ExtraVsNoNetwork] = res.Metrics.StartupMs["mean"] / noNet
+	}
+	if sm.ps != nil {
+		for ph, d := range sm.ps.SetupPhases() {
+			res.Metrics.Extra[result.ExtraSetupPhaseMs(ph)] = float64(d) / 1e6
+		}
+	}
 }
 
 // Summarize returns mean, p50, p95, min and max of ds in milliseconds.

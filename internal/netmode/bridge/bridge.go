@@ -9,6 +9,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/netmode/cni"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
 )
@@ -69,4 +70,11 @@ func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*
 // Expose implements netmode.Mode.
 func (Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, port int) (netip.AddrPort, error) {
 	return podnet.Direct(from, to, port)
+}
+
+// CNIReference implements netmode.CNIReferencer: the CNI bridge plugin on
+// docker0, the pod's default route via the bridge's address.
+func (Mode) CNIReference(l *lab.Lab, _ *lab.Host) cni.Reference {
+	return cni.Reference{Type: "bridge", Routes: []string{"0.0.0.0/0"},
+		Fields: map[string]any{"bridge": BridgeName, "isGateway": true, "mtu": l.Cfg.MTU}}
 }

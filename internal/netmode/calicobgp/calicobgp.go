@@ -36,6 +36,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/ctrlplane"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
@@ -46,6 +47,9 @@ const (
 	AS        = 64512
 	GatewayIP = "169.254.1.1"
 )
+
+// gatewayIP is GatewayIP, parsed.
+var gatewayIP = netip.MustParseAddr(GatewayIP)
 
 // ErrNotConverged is returned when BGP did not install every route in time.
 var ErrNotConverged = errors.New("bgp did not converge")
@@ -292,7 +296,7 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 // staticRoutes installs what BIRD would, without BIRD.
 func staticRoutes(ctx context.Context, l *lab.Lab) error {
 	for _, h := range l.Hosts {
-		if err := l.IP(ctx, h.NetNS, "route", "add", "blackhole", h.PodCIDR.String()); err != nil {
+		if err := l.Apply(ctx, h.NetNS, iproute.Route{Blackhole: true, Dst: h.PodCIDR}); err != nil {
 			return err
 		}
 		for _, r := range l.Hosts {
@@ -302,7 +306,7 @@ func staticRoutes(ctx context.Context, l *lab.Lab) error {
 			if !h.Underlay.Contains(r.IP) {
 				return fmt.Errorf("calico-bgp without encapsulation needs the hosts on one subnet: %s and %s are not", h.Name, r.Name)
 			}
-			if err := l.IP(ctx, h.NetNS, "route", "add", r.PodCIDR.String(), "via", r.IP.String(), "dev", h.Dev); err != nil {
+			if err := l.Apply(ctx, h.NetNS, iproute.Route{Dst: r.PodCIDR, Via: r.IP, Dev: h.Dev}); err != nil {
 				return err
 			}
 		}
@@ -418,7 +422,7 @@ func waitAnnounced(ctx context.Context, l *lab.Lab, h *lab.Host, blk netip.Prefi
 //
 //	ip -n H route add 169.254.1.1/32 dev eth0 scope link
 func PrepareHost(ctx context.Context, l *lab.Lab, h *lab.Host) error {
-	if err := l.IP(ctx, h.NetNS, "route", "add", GatewayIP+"/32", "dev", h.Dev, "scope", "link"); err != nil {
+	if err := l.Apply(ctx, h.NetNS, iproute.Route{Dst: netip.PrefixFrom(gatewayIP, 32), Dev: h.Dev, ScopeLink: true}); err != nil {
 		return fmt.Errorf("calico gateway route on %s: %w", h.Name, err)
 	}
 	return nil
@@ -467,36 +471,40 @@ func AttachPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string, mtuByt
 	if err != nil {
 		return nil, err
 	}
-	ip, err := h.NextPodIP()
+	ip, err := h.PodIP(name)
 	if err != nil {
 		return nil, err
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
 	pod.IP, pod.Dev = ip, "eth0"
-	hv, mtu := HostVeth(name), fmt.Sprint(mtuBytes)
-	if err := l.IP(ctx, h.NetNS, "link", "add", hv, "mtu", mtu, "type", "veth", "peer", "name", "eth0", "mtu", mtu, "netns", pod.NetNS); err != nil {
+	hv := HostVeth(name)
+	if err := l.Apply(ctx, h.NetNS, iproute.Veth{Name: hv, MTU: mtuBytes, Peer: "eth0", PeerNS: pod.NetNS}); err != nil {
 		return nil, fmt.Errorf("creating veth for pod %s: %w", name, err)
 	}
-	if err := l.Sysctl(ctx, h.NetNS, "net.ipv4.conf."+hv+".proxy_arp", "1"); err != nil {
+	if err := l.Apply(ctx, h.NetNS,
+		iproute.SysctlSet("net.ipv4.conf."+hv+".proxy_arp", "1"),
+		iproute.SysctlSet("net.ipv4.neigh."+hv+".proxy_delay", "0"),
+	); err != nil {
 		return nil, err
 	}
-	if err := l.Sysctl(ctx, h.NetNS, "net.ipv4.neigh."+hv+".proxy_delay", "0"); err != nil {
-		return nil, err
+	if err := l.Apply(ctx, h.NetNS,
+		iproute.Up(hv),
+		iproute.Route{Dst: netip.PrefixFrom(ip, 32), Dev: hv, ScopeLink: true},
+	); err != nil {
+		return nil, fmt.Errorf("wiring pod %s: %w", name, err)
 	}
-	steps := []struct {
-		ns   string
-		args []string
-	}{
-		{h.NetNS, []string{"link", "set", hv, "up"}},
-		{h.NetNS, []string{"route", "add", netip.PrefixFrom(ip, 32).String(), "dev", hv, "scope", "link"}},
-		{pod.NetNS, []string{"addr", "add", netip.PrefixFrom(ip, 32).String(), "dev", "eth0"}},
-		{pod.NetNS, []string{"link", "set", "eth0", "up"}},
-		{pod.NetNS, []string{"route", "add", "default", "via", GatewayIP, "dev", "eth0", "onlink"}},
+	if err := l.Apply(ctx, pod.NetNS,
+		iproute.Addr{Prefix: netip.PrefixFrom(ip, 32), Dev: "eth0"},
+		iproute.Up("eth0"),
+		iproute.Route{Via: gatewayIP, Dev: "eth0", OnLink: true},
+	); err != nil {
+		return nil, fmt.Errorf("wiring pod %s: %w", name, err)
 	}
-	for _, s := range steps {
-		if err := l.IP(ctx, s.ns, s.args...); err != nil {
-			return nil, fmt.Errorf("wiring pod %s: %w", name, err)
-		}
+	// ready once the host's end has its carrier: before, the pod's first
+	// ARP request for the gateway goes unanswered and is retried a second
+	// later
+	if err := l.WaitOperUp(ctx, h.NetNS, hv, 2*time.Second); err != nil {
+		return nil, fmt.Errorf("pod %s: %w", name, err)
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseLinks)
 	return pod, nil

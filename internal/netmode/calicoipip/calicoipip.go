@@ -17,6 +17,7 @@ import (
 	"net/netip"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/calicobgp"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
@@ -70,7 +71,7 @@ func (Mode) Requires() netmode.Requirements {
 //	ip -n H route add blackhole BLOCK
 //	ip -n H route add REMOTE_BLOCK via REMOTE_IP dev tunl0 onlink   (each remote host)
 func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
-	mtu := fmt.Sprint(l.Cfg.MTU - Overhead)
+	mtu := l.Cfg.MTU - Overhead
 	for _, h := range l.Hosts {
 		if err := calicobgp.PrepareHost(ctx, l, h); err != nil {
 			return err
@@ -78,24 +79,22 @@ func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
 		// loading the ipip module gives every namespace a fallback tunl0;
 		// create one only where the kernel did not
 		if _, err := l.Run(ctx, "ip", "-n", h.NetNS, "link", "show", Device); err != nil {
-			if err := l.IP(ctx, h.NetNS, "link", "add", Device, "type", "ipip"); err != nil {
+			if err := l.Apply(ctx, h.NetNS, iproute.Tunnel{Kind: "ipip", Name: Device}); err != nil {
 				return fmt.Errorf("creating %s on %s (needs CONFIG_NET_IPIP): %w", Device, h.Name, err)
 			}
 		}
-		steps := [][]string{
-			{"link", "set", Device, "mtu", mtu, "up"},
-			{"addr", "add", netip.PrefixFrom(h.PodCIDR.Addr(), 32).String(), "dev", Device},
-			{"route", "add", "blackhole", h.PodCIDR.String()},
+		steps := []iproute.Op{
+			iproute.LinkSet{Name: Device, MTU: mtu, Up: true},
+			iproute.Addr{Prefix: netip.PrefixFrom(h.PodCIDR.Addr(), 32), Dev: Device},
+			iproute.Route{Blackhole: true, Dst: h.PodCIDR},
 		}
 		for _, r := range l.Hosts {
 			if r != h {
-				steps = append(steps, []string{"route", "add", r.PodCIDR.String(), "via", r.IP.String(), "dev", Device, "onlink"})
+				steps = append(steps, iproute.Route{Dst: r.PodCIDR, Via: r.IP, Dev: Device, OnLink: true})
 			}
 		}
-		for _, s := range steps {
-			if err := l.IP(ctx, h.NetNS, s...); err != nil {
-				return fmt.Errorf("calico-ipip on %s: %w", h.Name, err)
-			}
+		if err := l.Apply(ctx, h.NetNS, steps...); err != nil {
+			return fmt.Errorf("calico-ipip on %s: %w", h.Name, err)
 		}
 	}
 	return nil

@@ -20,6 +20,7 @@ import (
 	"strconv"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
@@ -141,7 +142,7 @@ func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
 		}
 	}
 	for _, r := range table.Entries {
-		if err := l.IP(ctx, l.Router, "route", "add", r.Dst.String(), "via", r.Via.String(), "dev", r.Dev); err != nil {
+		if err := l.Apply(ctx, l.Router, iproute.Route{Dst: r.Dst, Via: r.Via, Dev: r.Dev}); err != nil {
 			return fmt.Errorf("cloud route for %s: %w", r.Dst, err)
 		}
 	}

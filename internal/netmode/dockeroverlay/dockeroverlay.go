@@ -18,11 +18,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/ctrlplane/etcd"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
@@ -143,24 +146,25 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 			return err
 		}
 	}
-	mtu := fmt.Sprint(l.Cfg.MTU - Overhead)
+	mtu := l.Cfg.MTU - Overhead
 	for _, h := range l.Hosts {
 		ov, err := l.AddNS(ctx, h.Name+"-ov1")
 		if err != nil {
 			return err
 		}
-		steps := [][]string{
-			// created on the host so that its socket is the host's, then moved
-			{"ip", "-n", h.NetNS, "link", "add", Device, "mtu", mtu, "type", "vxlan", "id", fmt.Sprint(VNI), "local", h.IP.String(), "dstport", fmt.Sprint(Port), "nolearning", "proxy"},
-			{"ip", "-n", h.NetNS, "link", "set", Device, "netns", ov},
-			{"ip", "-n", ov, "link", "add", Bridge, "mtu", mtu, "type", "bridge"},
-			{"ip", "-n", ov, "link", "set", Device, "master", Bridge, "up"},
-			{"ip", "-n", ov, "link", "set", Bridge, "up"},
+		// created on the host so that its socket is the host's, then moved
+		if err := l.Apply(ctx, h.NetNS,
+			iproute.VXLAN{Name: Device, MTU: mtu, VNI: VNI, Local: h.IP, Port: Port, Proxy: true},
+			iproute.LinkSet{Name: Device, NetNS: ov},
+		); err != nil {
+			return fmt.Errorf("overlay namespace on %s: %w", h.Name, err)
 		}
-		for _, s := range steps {
-			if _, err := l.Run(ctx, s...); err != nil {
-				return fmt.Errorf("overlay namespace on %s: %w", h.Name, err)
-			}
+		if err := l.Apply(ctx, ov,
+			iproute.Bridge{Name: Bridge, MTU: mtu},
+			iproute.LinkSet{Name: Device, Master: Bridge, Up: true},
+			iproute.Up(Bridge),
+		); err != nil {
+			return fmt.Errorf("overlay namespace on %s: %w", h.Name, err)
 		}
 	}
 	return nil
@@ -179,26 +183,32 @@ func (m *Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string)
 		return nil, err
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.NextPodIP()
+	ip, err := h.PodIP(name)
 	if err != nil {
 		return nil, err
 	}
 	pod.IP, pod.Dev = ip, "eth0"
 	ov := OverlayNS(l, h)
-	mtu := fmt.Sprint(l.Cfg.MTU - Overhead)
+	mtu := l.Cfg.MTU - Overhead
 	hv := podnet.HostVeth(name)
-	ep := Endpoint{Name: name, IP: netip.PrefixFrom(ip, l.Cfg.PodNet.Bits()).String(), MAC: MAC(ip), VTEP: h.IP.String()}
-	steps := [][]string{
-		{"ip", "-n", ov, "link", "add", hv, "mtu", mtu, "type", "veth", "peer", "name", "eth0", "mtu", mtu, "netns", pod.NetNS},
-		{"ip", "-n", ov, "link", "set", hv, "master", Bridge, "up"},
-		{"ip", "-n", pod.NetNS, "link", "set", "eth0", "address", ep.MAC},
-		{"ip", "-n", pod.NetNS, "addr", "add", ep.IP, "dev", "eth0"},
-		{"ip", "-n", pod.NetNS, "link", "set", "eth0", "up"},
+	prefix := netip.PrefixFrom(ip, l.Cfg.PodNet.Bits())
+	ep := Endpoint{Name: name, IP: prefix.String(), MAC: MAC(ip), VTEP: h.IP.String()}
+	if err := l.Apply(ctx, ov,
+		iproute.Veth{Name: hv, MTU: mtu, Peer: "eth0", PeerNS: pod.NetNS},
+		iproute.LinkSet{Name: hv, Master: Bridge, Up: true},
+	); err != nil {
+		return nil, fmt.Errorf("attaching pod %s: %w", name, err)
 	}
-	for _, s := range steps {
-		if _, err := l.Run(ctx, s...); err != nil {
-			return nil, fmt.Errorf("attaching pod %s: %w", name, err)
-		}
+	if err := l.Apply(ctx, pod.NetNS,
+		iproute.LinkSet{Name: "eth0", Address: iproute.MustMAC(ep.MAC)},
+		iproute.Addr{Prefix: prefix, Dev: "eth0"},
+		iproute.Up("eth0"),
+	); err != nil {
+		return nil, fmt.Errorf("attaching pod %s: %w", name, err)
+	}
+	// ready once its bridge port forwards, as Docker waits for it
+	if err := l.WaitOperUp(ctx, ov, hv, 2*time.Second); err != nil {
+		return nil, fmt.Errorf("pod %s: bridge port: %w", name, err)
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseLinks)
 	if err := m.register(ctx, l, st, h, ep); err != nil {
@@ -268,10 +278,18 @@ func (m *Mode) sync(ctx context.Context, l *lab.Lab, st *state, r *lab.Host) err
 		if err != nil {
 			return fmt.Errorf("endpoint %s: %w", ep.Name, err)
 		}
-		if _, err := l.Run(ctx, "ip", "-n", ov, "neigh", "add", ip.Addr().String(), "lladdr", ep.MAC, "dev", Device, "nud", "permanent"); err != nil {
-			return err
+		mac, err := net.ParseMAC(ep.MAC)
+		if err != nil {
+			return fmt.Errorf("endpoint %s: %w", ep.Name, err)
 		}
-		if _, err := l.Run(ctx, "bridge", "-n", ov, "fdb", "add", ep.MAC, "dev", Device, "dst", ep.VTEP, "self", "permanent"); err != nil {
+		vtep, err := netip.ParseAddr(ep.VTEP)
+		if err != nil {
+			return fmt.Errorf("endpoint %s: %w", ep.Name, err)
+		}
+		if err := l.Apply(ctx, ov,
+			iproute.Neigh{IP: ip.Addr(), MAC: mac, Dev: Device},
+			iproute.FDB{MAC: mac, Dev: Device, Dst: vtep},
+		); err != nil {
 			return err
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 
 	cebpf "github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -34,6 +35,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
@@ -158,7 +160,7 @@ func (m Mode) Setup(ctx context.Context, l *lab.Lab) error {
 			if !h.Underlay.Contains(r.IP) {
 				return fmt.Errorf("ebpf native routing needs the hosts on one subnet: %s (%s) and %s (%s) are not", h.Name, h.Underlay, r.Name, r.Underlay)
 			}
-			if err := l.IP(ctx, h.NetNS, "route", "add", r.PodCIDR.String(), "via", r.IP.String(), "dev", h.Dev); err != nil {
+			if err := l.Apply(ctx, h.NetNS, iproute.Route{Dst: r.PodCIDR, Via: r.IP, Dev: h.Dev}); err != nil {
 				return err
 			}
 		}
@@ -187,29 +189,30 @@ func (m Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) 
 		return nil, err
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.NextPodIP()
+	ip, err := h.PodIP(name)
 	if err != nil {
 		return nil, err
 	}
 	pod.IP, pod.Dev = ip, "eth0"
 	pmac, hmac := MACs(ip)
-	hv, mtu, gw := HostVeth(name), fmt.Sprint(l.Cfg.MTU), h.PodGateway().String()
-	steps := []struct {
-		ns   string
-		args []string
-	}{
-		{h.NetNS, []string{"link", "add", hv, "address", hmac.String(), "mtu", mtu, "type", "veth", "peer", "name", "eth0", "address", pmac.String(), "mtu", mtu, "netns", pod.NetNS}},
-		{h.NetNS, []string{"link", "set", hv, "up"}},
-		{h.NetNS, []string{"route", "add", netip.PrefixFrom(ip, 32).String(), "dev", hv, "scope", "link"}},
-		{pod.NetNS, []string{"addr", "add", netip.PrefixFrom(ip, 32).String(), "dev", "eth0"}},
-		{pod.NetNS, []string{"link", "set", "eth0", "up"}},
-		{pod.NetNS, []string{"neigh", "add", gw, "lladdr", hmac.String(), "dev", "eth0", "nud", "permanent"}},
-		{pod.NetNS, []string{"route", "add", "default", "via", gw, "dev", "eth0", "onlink"}},
+	hv, gw := HostVeth(name), h.PodGateway()
+	if err := l.Apply(ctx, h.NetNS,
+		iproute.Veth{Name: hv, Address: hmac, MTU: l.Cfg.MTU, Peer: "eth0", PeerAddress: pmac, PeerNS: pod.NetNS},
+		iproute.Up(hv),
+		iproute.Route{Dst: netip.PrefixFrom(ip, 32), Dev: hv, ScopeLink: true},
+	); err != nil {
+		return nil, fmt.Errorf("wiring pod %s: %w", name, err)
 	}
-	for _, s := range steps {
-		if err := l.IP(ctx, s.ns, s.args...); err != nil {
-			return nil, fmt.Errorf("wiring pod %s: %w", name, err)
-		}
+	if err := l.Apply(ctx, pod.NetNS,
+		iproute.Addr{Prefix: netip.PrefixFrom(ip, 32), Dev: "eth0"},
+		iproute.Up("eth0"),
+		iproute.Neigh{IP: gw, MAC: hmac, Dev: "eth0"},
+		iproute.Route{Via: gw, Dev: "eth0", OnLink: true},
+	); err != nil {
+		return nil, fmt.Errorf("wiring pod %s: %w", name, err)
+	}
+	if err := l.WaitOperUp(ctx, h.NetNS, hv, 2*time.Second); err != nil {
+		return nil, fmt.Errorf("pod %s: %w", name, err)
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseLinks)
 	if err := m.datapath().addEndpoint(ctx, l, h, Endpoint{IP: ip, HostVeth: hv, MAC: pmac, HostMAC: hmac}); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/cnperf/cnperf/internal/ctrlplane"
 	"github.com/cnperf/cnperf/internal/ctrlplane/etcd"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
@@ -143,18 +144,15 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 		if err := podnet.EnsureBridge(ctx, l, h, BridgeName, mtu); err != nil {
 			return err
 		}
-		steps := [][]string{
-			{"tuntap", "add", "dev", Device, "mode", "tun"},
-			{"link", "set", Device, "mtu", fmt.Sprint(mtu)},
+		if err := l.Apply(ctx, h.NetNS,
+			iproute.Tuntap{Name: Device, Mode: "tun"},
+			iproute.LinkSet{Name: Device, MTU: mtu},
 			// the lease's address with the whole network's prefix: the
 			// kernel then routes every other host's subnet into flannel0
-			{"addr", "add", netip.PrefixFrom(h.PodCIDR.Addr(), l.Cfg.PodNet.Bits()).String(), "dev", Device},
-			{"link", "set", Device, "up"},
-		}
-		for _, s := range steps {
-			if err := l.IP(ctx, h.NetNS, s...); err != nil {
-				return fmt.Errorf("flannel0 on %s: %w", h.Name, err)
-			}
+			iproute.Addr{Prefix: netip.PrefixFrom(h.PodCIDR.Addr(), l.Cfg.PodNet.Bits()), Dev: Device},
+			iproute.Up(Device),
+		); err != nil {
+			return fmt.Errorf("flannel0 on %s: %w", h.Name, err)
 		}
 		if cp {
 			lease, _ := json.Marshal(map[string]any{"PublicIP": h.IP.String(), "BackendType": BackendType})

@@ -14,6 +14,7 @@ import (
 	"net/netip"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
@@ -77,15 +78,12 @@ func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
 				continue
 			}
 			t := TunnelName(r)
-			steps := [][]string{
-				{"link", "add", t, "type", "gre", "local", h.IP.String(), "remote", r.IP.String(), "ttl", "64"},
-				{"link", "set", t, "mtu", fmt.Sprint(mtu), "up"},
-				{"route", "add", r.PodCIDR.String(), "dev", t},
-			}
-			for _, s := range steps {
-				if err := l.IP(ctx, h.NetNS, s...); err != nil {
-					return fmt.Errorf("gre on %s (needs CONFIG_NET_IPGRE): %w", h.Name, err)
-				}
+			if err := l.Apply(ctx, h.NetNS,
+				iproute.Tunnel{Kind: "gre", Name: t, Local: h.IP, Remote: r.IP, TTL: 64},
+				iproute.LinkSet{Name: t, MTU: mtu, Up: true},
+				iproute.Route{Dst: r.PodCIDR, Dev: t},
+			); err != nil {
+				return fmt.Errorf("gre on %s (needs CONFIG_NET_IPGRE): %w", h.Name, err)
 			}
 		}
 	}

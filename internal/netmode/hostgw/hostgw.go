@@ -10,7 +10,9 @@ import (
 	"net/netip"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/netmode/cni"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
 )
@@ -63,7 +65,7 @@ func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
 				return fmt.Errorf("host-gw needs L2 adjacency: %s (%s) and %s (%s) are on different subnets; use vxlan or cloud-routed", h.Name, h.Underlay, r.Name, r.Underlay)
 			}
 			// ip -n H route add REMOTE_POD_CIDR via REMOTE_IP dev eth0
-			if err := l.IP(ctx, h.NetNS, "route", "add", r.PodCIDR.String(), "via", r.IP.String(), "dev", h.Dev); err != nil {
+			if err := l.Apply(ctx, h.NetNS, iproute.Route{Dst: r.PodCIDR, Via: r.IP, Dev: h.Dev}); err != nil {
 				return err
 			}
 		}
@@ -84,4 +86,12 @@ func (Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, p
 // Traits implements netmode.TraitDeclarer.
 func (Mode) Traits() netmode.Traits {
 	return netmode.Traits{L2Adjacency: "each host routes a remote pod subnet via that host's underlay IP, on-link"}
+}
+
+// CNIReference implements netmode.CNIReferencer: what Flannel's CNI
+// plugin delegates to, the CNI bridge plugin on cni0 (no masquerade:
+// flanneld does that).
+func (Mode) CNIReference(l *lab.Lab, _ *lab.Host) cni.Reference {
+	return cni.Reference{Type: "bridge", Routes: []string{"0.0.0.0/0"},
+		Fields: map[string]any{"bridge": BridgeName, "isGateway": true, "mtu": l.Cfg.MTU}}
 }

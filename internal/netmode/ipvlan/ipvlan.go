@@ -22,6 +22,7 @@ import (
 	"net/netip"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
@@ -86,7 +87,7 @@ func (m Mode) Setup(ctx context.Context, l *lab.Lab) error {
 				return fmt.Errorf("%s needs the hosts on one L2 segment: %s (%s) and %s (%s) are not; use vxlan or cloud-routed", m.Name(), h.Name, h.Underlay, r.Name, r.Underlay)
 			}
 			if m.L3 {
-				if err := l.IP(ctx, h.NetNS, "route", "add", r.PodCIDR.String(), "via", r.IP.String(), "dev", h.Dev); err != nil {
+				if err := l.Apply(ctx, h.NetNS, iproute.Route{Dst: r.PodCIDR, Via: r.IP, Dev: h.Dev}); err != nil {
 					return err
 				}
 			}
@@ -108,30 +109,28 @@ func (m Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) 
 		return nil, err
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.NextPodIP()
+	ip, err := h.PodIP(name)
 	if err != nil {
 		return nil, err
 	}
 	pod.IP, pod.Dev = ip, "eth0"
-	if err := l.IP(ctx, h.NetNS, "link", "add", "link", h.Dev, "name", "eth0", "netns", pod.NetNS,
-		"mtu", fmt.Sprint(l.Cfg.MTU), "type", "ipvlan", "mode", m.kind()); err != nil {
+	if err := l.Apply(ctx, h.NetNS, iproute.Sublink{Kind: "ipvlan", Parent: h.Dev, Name: "eth0", NetNS: pod.NetNS,
+		MTU: l.Cfg.MTU, Mode: m.kind()}); err != nil {
 		return nil, fmt.Errorf("creating ipvlan for pod %s (needs CONFIG_IPVLAN): %w", name, err)
 	}
 	bits := l.Cfg.PodNet.Bits()
 	if m.L3 {
 		bits = 32
 	}
-	steps := [][]string{
-		{"addr", "add", netip.PrefixFrom(ip, bits).String(), "dev", "eth0"},
-		{"link", "set", "eth0", "up"},
+	steps := []iproute.Op{
+		iproute.Addr{Prefix: netip.PrefixFrom(ip, bits), Dev: "eth0"},
+		iproute.Up("eth0"),
 	}
 	if m.L3 {
-		steps = append(steps, []string{"route", "add", "default", "dev", "eth0"})
+		steps = append(steps, iproute.Route{Dev: "eth0"})
 	}
-	for _, s := range steps {
-		if err := l.IP(ctx, pod.NetNS, s...); err != nil {
-			return nil, err
-		}
+	if err := l.Apply(ctx, pod.NetNS, steps...); err != nil {
+		return nil, err
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseLinks)
 	return pod, nil

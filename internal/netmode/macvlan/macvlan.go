@@ -19,7 +19,9 @@ import (
 	"net/netip"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/netmode/cni"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
 )
@@ -78,19 +80,19 @@ func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*
 		return nil, err
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.NextPodIP()
+	ip, err := h.PodIP(name)
 	if err != nil {
 		return nil, err
 	}
 	pod.IP, pod.Dev = ip, "eth0"
-	if err := l.IP(ctx, h.NetNS, "link", "add", "link", h.Dev, "name", "eth0", "netns", pod.NetNS,
-		"mtu", fmt.Sprint(l.Cfg.MTU), "type", "macvlan", "mode", "bridge"); err != nil {
+	if err := l.Apply(ctx, h.NetNS, iproute.Sublink{Kind: "macvlan", Parent: h.Dev, Name: "eth0", NetNS: pod.NetNS,
+		MTU: l.Cfg.MTU, Mode: "bridge"}); err != nil {
 		return nil, fmt.Errorf("creating macvlan for pod %s: %w", name, err)
 	}
-	if err := l.IP(ctx, pod.NetNS, "addr", "add", netip.PrefixFrom(ip, l.Cfg.PodNet.Bits()).String(), "dev", "eth0"); err != nil {
-		return nil, err
-	}
-	if err := l.IP(ctx, pod.NetNS, "link", "set", "eth0", "up"); err != nil {
+	if err := l.Apply(ctx, pod.NetNS,
+		iproute.Addr{Prefix: netip.PrefixFrom(ip, l.Cfg.PodNet.Bits()), Dev: "eth0"},
+		iproute.Up("eth0"),
+	); err != nil {
 		return nil, err
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseLinks)
@@ -105,4 +107,12 @@ func (Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, p
 // Traits implements netmode.TraitDeclarer.
 func (Mode) Traits() netmode.Traits {
 	return netmode.Traits{L2Adjacency: "pods sit on the underlay L2 segment itself"}
+}
+
+// CNIReference implements netmode.CNIReferencer: the CNI macvlan plugin
+// in bridge mode on the host's underlay device, an address of the whole
+// pod network and no route (as AddPod).
+func (Mode) CNIReference(l *lab.Lab, h *lab.Host) cni.Reference {
+	return cni.Reference{Type: "macvlan", Subnet: l.Cfg.PodNet, NoGateway: true,
+		Fields: map[string]any{"master": h.Dev, "mode": "bridge", "mtu": l.Cfg.MTU}}
 }

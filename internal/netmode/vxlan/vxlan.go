@@ -13,7 +13,9 @@ import (
 	"net/netip"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/netmode/cni"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
 )
@@ -67,18 +69,15 @@ func VTEPMAC(h *lab.Host) string {
 
 // Setup implements netmode.Mode.
 func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
-	podMTU := fmt.Sprint(l.Cfg.MTU - Overhead)
+	podMTU := l.Cfg.MTU - Overhead
 	for _, h := range l.Hosts {
-		steps := [][]string{
-			{"link", "add", Device, "type", "vxlan", "id", fmt.Sprint(VNI), "local", h.IP.String(), "dev", h.Dev, "dstport", fmt.Sprint(Port), "nolearning"},
-			{"link", "set", Device, "address", VTEPMAC(h), "mtu", podMTU},
-			{"addr", "add", netip.PrefixFrom(h.PodCIDR.Addr(), 32).String(), "dev", Device},
-			{"link", "set", Device, "up"},
-		}
-		for _, s := range steps {
-			if err := l.IP(ctx, h.NetNS, s...); err != nil {
-				return fmt.Errorf("vxlan on %s: %w", h.Name, err)
-			}
+		if err := l.Apply(ctx, h.NetNS,
+			iproute.VXLAN{Name: Device, VNI: VNI, Local: h.IP, Dev: h.Dev, Port: Port},
+			iproute.LinkSet{Name: Device, Address: iproute.MustMAC(VTEPMAC(h)), MTU: podMTU},
+			iproute.Addr{Prefix: netip.PrefixFrom(h.PodCIDR.Addr(), 32), Dev: Device},
+			iproute.Up(Device),
+		); err != nil {
+			return fmt.Errorf("vxlan on %s: %w", h.Name, err)
 		}
 		if err := podnet.EnsureBridge(ctx, l, h, BridgeName, l.Cfg.MTU-Overhead); err != nil {
 			return err
@@ -89,14 +88,12 @@ func (Mode) Setup(ctx context.Context, l *lab.Lab) error {
 			if r == h {
 				continue
 			}
-			gw := r.PodCIDR.Addr().String()
-			if err := l.IP(ctx, h.NetNS, "route", "add", r.PodCIDR.String(), "via", gw, "dev", Device, "onlink"); err != nil {
-				return err
-			}
-			if err := l.IP(ctx, h.NetNS, "neigh", "add", gw, "lladdr", VTEPMAC(r), "dev", Device, "nud", "permanent"); err != nil {
-				return err
-			}
-			if _, err := l.Run(ctx, "bridge", "-n", h.NetNS, "fdb", "append", VTEPMAC(r), "dev", Device, "dst", r.IP.String(), "self", "permanent"); err != nil {
+			gw, mac := r.PodCIDR.Addr(), iproute.MustMAC(VTEPMAC(r))
+			if err := l.Apply(ctx, h.NetNS,
+				iproute.Route{Dst: r.PodCIDR, Via: gw, Dev: Device, OnLink: true},
+				iproute.Neigh{IP: gw, MAC: mac, Dev: Device},
+				iproute.FDB{MAC: mac, Dev: Device, Dst: r.IP, Append: true},
+			); err != nil {
 				return err
 			}
 		}
@@ -112,4 +109,11 @@ func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*
 // Expose implements netmode.Mode.
 func (Mode) Expose(_ context.Context, _ *lab.Lab, from, to *lab.Pod, _ string, port int) (netip.AddrPort, error) {
 	return podnet.Direct(from, to, port)
+}
+
+// CNIReference implements netmode.CNIReferencer: Flannel's delegate, the
+// CNI bridge plugin on cni0, with the VXLAN MTU.
+func (Mode) CNIReference(l *lab.Lab, _ *lab.Host) cni.Reference {
+	return cni.Reference{Type: "bridge", Routes: []string{"0.0.0.0/0"},
+		Fields: map[string]any{"bridge": BridgeName, "isGateway": true, "mtu": l.Cfg.MTU - Overhead}}
 }

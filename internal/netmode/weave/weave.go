@@ -23,6 +23,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/ctrlplane"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
 	"github.com/cnperf/cnperf/internal/option"
@@ -131,18 +132,15 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 			return fmt.Errorf("weave password: %w", err)
 		}
 	}
-	mtu := fmt.Sprint(PodMTU(l))
+	mtu := PodMTU(l)
 	for _, h := range l.Hosts {
-		steps := [][]string{
-			{"link", "add", BridgeName, "mtu", mtu, "type", "bridge"},
-			{"link", "set", BridgeName, "up"},
-			{"tuntap", "add", "dev", TapName, "mode", "tap"},
-			{"link", "set", TapName, "mtu", mtu, "master", BridgeName, "up"},
-		}
-		for _, s := range steps {
-			if err := l.IP(ctx, h.NetNS, s...); err != nil {
-				return fmt.Errorf("weave bridge on %s: %w", h.Name, err)
-			}
+		if err := l.Apply(ctx, h.NetNS,
+			iproute.Bridge{Name: BridgeName, MTU: mtu},
+			iproute.Up(BridgeName),
+			iproute.Tuntap{Name: TapName, Mode: "tap"},
+			iproute.LinkSet{Name: TapName, MTU: mtu, Master: BridgeName, Up: true},
+		); err != nil {
+			return fmt.Errorf("weave bridge on %s: %w", h.Name, err)
 		}
 	}
 	st := &state{}
@@ -189,23 +187,28 @@ func (*Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (
 		return nil, err
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.NextPodIP()
+	ip, err := h.PodIP(name)
 	if err != nil {
 		return nil, err
 	}
 	pod.IP, pod.Dev = ip, "eth0"
-	mtu := fmt.Sprint(PodMTU(l))
+	mtu := PodMTU(l)
 	hv := podnet.HostVeth(name)
-	steps := [][]string{
-		{"ip", "-n", h.NetNS, "link", "add", hv, "mtu", mtu, "type", "veth", "peer", "name", "eth0", "mtu", mtu, "netns", pod.NetNS},
-		{"ip", "-n", h.NetNS, "link", "set", hv, "master", BridgeName, "up"},
-		{"ip", "-n", pod.NetNS, "addr", "add", netip.PrefixFrom(ip, l.Cfg.PodNet.Bits()).String(), "dev", "eth0"},
-		{"ip", "-n", pod.NetNS, "link", "set", "eth0", "up"},
+	if err := l.Apply(ctx, h.NetNS,
+		iproute.Veth{Name: hv, MTU: mtu, Peer: "eth0", PeerNS: pod.NetNS},
+		iproute.LinkSet{Name: hv, Master: BridgeName, Up: true},
+	); err != nil {
+		return nil, fmt.Errorf("attaching pod %s: %w", name, err)
 	}
-	for _, s := range steps {
-		if _, err := l.Run(ctx, s...); err != nil {
-			return nil, fmt.Errorf("attaching pod %s: %w", name, err)
-		}
+	if err := l.Apply(ctx, pod.NetNS,
+		iproute.Addr{Prefix: netip.PrefixFrom(ip, l.Cfg.PodNet.Bits()), Dev: "eth0"},
+		iproute.Up("eth0"),
+	); err != nil {
+		return nil, fmt.Errorf("attaching pod %s: %w", name, err)
+	}
+	// ready once its bridge port forwards (as the CNI bridge plugin waits)
+	if err := l.WaitOperUp(ctx, h.NetNS, hv, 2*time.Second); err != nil {
+		return nil, fmt.Errorf("pod %s: bridge port: %w", name, err)
 	}
 	netmode.MarkPhase(ctx, netmode.PhaseLinks)
 	return pod, nil

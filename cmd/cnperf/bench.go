@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/labbench"
+)
+
+// cmdBench measures cnperf itself: `cnperf bench lab` builds a lab of many
+// pods, pings every one, tears it down, and says what each step took.
+func cmdBench(args []string) error {
+	if len(args) == 0 || args[0] != "lab" {
+		what := "nothing"
+		if len(args) > 0 {
+			what = fmt.Sprintf("%q", args[0])
+		}
+		return fmt.Errorf("bench %s: use `cnperf bench lab --hosts N --pods-per-host N --network NAME`", what)
+	}
+	fs := newFlags("bench lab")
+	var cfg labbench.Config
+	fs.StringVar(&cfg.Network, "network", "host-gw", "the network: bridge, vxlan, host-gw, or any other `cnperf networks` lists")
+	fs.IntVar(&cfg.Hosts, "hosts", 10, "emulated hosts")
+	fs.IntVar(&cfg.PodsPerHost, "pods-per-host", 100, "pods on each host")
+	fs.IntVar(&cfg.Workers, "workers", 0, "how many hosts, pods or namespaces are built or deleted at once (default 4 per CPU)")
+	fs.BoolVar(&cfg.Commands, "commands", false, "build by running each recorded ip/bridge/sysctl command instead of through netlink (to compare)")
+	fs.StringVar(&cfg.Neighbours, "neighbours", "auto", "pods' neighbour entries: dynamic (ARP), static (permanent), or auto: static when the kernel's shared neighbour table has no room for the lab's")
+	fs.DurationVar(&cfg.KernelWait, "kernel-wait", 30*time.Second, "after teardown, how long to watch for the kernel freeing the namespaces (0: do not)")
+	out := fs.String("out", "", "write the result as JSON to this file")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := preflight(); err != nil {
+		return err
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	res, err := labbench.Run(ctx, cfg, func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
+	if err != nil {
+		if ctx.Err() != nil {
+			return errors.New("interrupted; the lab was torn down")
+		}
+		return err
+	}
+	fmt.Print(res.Text())
+	if *out != "" {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
