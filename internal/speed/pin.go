@@ -1,0 +1,53 @@
+package speed
+
+import (
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// pinned is a thread of this process locked to the calling goroutine and,
+// where this process may (root: CAP_SYS_NICE), at real-time priority
+// (SCHED_FIFO 1), so that work it does on a CPU starts at once and no
+// other task of this machine cuts it: what a probe times is the CPU, not
+// the queue for it. release gives the thread back its mask and policy;
+// where it cannot, the thread stays locked and ends with its goroutine.
+type pinned struct {
+	oldMask unix.CPUSet
+	oldAttr *unix.SchedAttr
+	rt      bool
+}
+
+func pin() *pinned {
+	runtime.LockOSThread()
+	p := &pinned{}
+	if unix.SchedGetaffinity(0, &p.oldMask) != nil {
+		runtime.UnlockOSThread()
+		return nil
+	}
+	if a, err := unix.SchedGetAttr(0, 0); err == nil && a.Policy == unix.SCHED_NORMAL {
+		p.oldAttr = a
+		p.rt = unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: 1}, 0) == nil
+	}
+	return p
+}
+
+// to moves the thread to cpu (-1: back to its own mask).
+func (p *pinned) to(cpu int) bool {
+	if cpu < 0 {
+		return unix.SchedSetaffinity(0, &p.oldMask) == nil
+	}
+	var set unix.CPUSet
+	set.Set(cpu)
+	return unix.SchedSetaffinity(0, &set) == nil
+}
+
+func (p *pinned) release() {
+	clean := unix.SchedSetaffinity(0, &p.oldMask) == nil
+	if p.rt {
+		clean = unix.SchedSetAttr(0, p.oldAttr, 0) == nil && clean
+	}
+	if clean {
+		runtime.UnlockOSThread()
+	}
+}
