@@ -158,10 +158,11 @@ func CellName(k result.CellKey) string {
 }
 
 // sample is one figure of one result: its round (0 when the file predates
-// rounds) and value.
+// rounds), value and the machine's speed around it (zero: not recorded).
 type sample struct {
 	round int
 	v     float64
+	speed speedAt
 }
 
 func values(ss []sample) []float64 {
@@ -207,7 +208,7 @@ func (c cells) samples(k result.CellKey, key string) []sample {
 	var out []sample
 	for _, r := range c.results[k] {
 		if v, ok := r.Metrics.Value(key); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			out = append(out, sample{r.Round, v})
+			out = append(out, sample{r.Round, v, speedOf(r)})
 		}
 	}
 	return out
@@ -256,8 +257,14 @@ func byRound(a, b []sample) (x, y []float64, ok bool) {
 }
 
 // compareCells compares cell a's samples with reference b's: paired by
-// round when both have rounds, otherwise as independent samples (Welch).
-func compareCells(a, b []sample, better result.Better, o Options) (result.Comparison, bool) {
+// the machine's speed where both recorded it (pairBySpeed), by round when
+// both have rounds, otherwise as independent samples (Welch).
+func compareCells(a, b []sample, better result.Better, o Options, sl slope) (result.Comparison, bool) {
+	if x, y, sp, ok := pairBySpeed(a, b, sl); ok {
+		c, ok := Paired(x, y, better, o)
+		c.Speed = &sp
+		return c, ok
+	}
 	if x, y, ok := byRound(a, b); ok {
 		return Paired(x, y, better, o)
 	}
@@ -284,7 +291,9 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 		return
 	}
 	o = o.norm()
+	applySpeeds(run)
 	c := group(run.Results)
+	slopes := speedSlopes(c, figures)
 	proxyLB := ProxyLB(run.Environment)
 	run.Summaries = nil
 	for _, k := range c.order {
@@ -297,7 +306,7 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 			s := summary(k, f.Key, values(ss), o)
 			if hasRef {
 				if rs := c.samples(ref, f.Key); len(rs) > 0 {
-					if cmp, ok := compareCells(ss, rs, f.Better, o); ok {
+					if cmp, ok := compareCells(ss, rs, f.Better, o, slopes[slopeKey{k.Workload, k.Step, f.Key}]); ok {
 						cmp.Against = ref
 						s.VsBaseline = &cmp
 					}
@@ -305,7 +314,7 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 			}
 			if rep, ok := c.replica(k, proxyLB); ok {
 				if rs := c.samples(rep, f.Key); len(rs) > 0 {
-					if cmp, ok := compareCells(ss, rs, f.Better, o); ok {
+					if cmp, ok := compareCells(ss, rs, f.Better, o, slopes[slopeKey{k.Workload, k.Step, f.Key}]); ok {
 						cmp.Against = rep
 						s.VsReplica = &cmp
 					}
@@ -316,7 +325,7 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 	}
 	warnings := run.Warnings[:0:0]
 	for _, w := range run.Warnings {
-		if !strings.HasPrefix(w, WarnNoisy) && !strings.HasPrefix(w, WarnFailed) && !strings.HasPrefix(w, WarnBusy) {
+		if !strings.HasPrefix(w, WarnNoisy) && !strings.HasPrefix(w, WarnFailed) && !strings.HasPrefix(w, WarnBusy) && !strings.HasPrefix(w, WarnSpeed) {
 			warnings = append(warnings, w)
 		}
 	}
@@ -324,6 +333,9 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 		warnings = append(warnings, w)
 	}
 	if w := busyWarning(run.Results, run.Environment.Sysctls[AutogroupSysctl] == "1"); w != "" {
+		warnings = append(warnings, w)
+	}
+	if w := speedWarning(run.Summaries, figures); w != "" {
 		warnings = append(warnings, w)
 	}
 	warnings = append(warnings, failureWarnings(run.Results)...)
