@@ -59,6 +59,8 @@ var bufs = sync.OnceValue(func() [2][]byte {
 	return [2][]byte{a, b}
 })
 
+var probing sync.Mutex
+
 // pairBudget bounds a pair probe: both threads spin, so a CPU the
 // hypervisor does not run cannot hold the other for longer.
 const pairBudget = 10 * time.Millisecond
@@ -70,6 +72,8 @@ const pairBudget = 10 * time.Millisecond
 // move to has CPU -1; a pair whose partner did not answer within its
 // budget is left out.
 func Probe(cpus []int) *result.SpeedProbe {
+	probing.Lock() // one probe at a time: they would time each other
+	defer probing.Unlock()
 	t0 := time.Now()
 	p := pin()
 	if p == nil {
@@ -125,14 +129,27 @@ const abort = 1 << 62
 // loaded machine delays by milliseconds) until a probe asks for it. Being
 // real-time, it runs the moment it is woken.
 type partner struct {
-	cmd  atomic.Uint32 // partnerIdle, or the CPU to probe on + 1
+	// lost is set when the partner did not finish a probe within
+	// partnerLost: it is not asked again, so that it cannot still be at
+	// a probe when the next one starts
+	lost bool
+	cmd  atomic.Uint32 // partnerIdle, the CPU to probe on + 1, or partnerTaken
 	here atomic.Uint32 // 1 once it is on its CPU for the asked probe
 	done atomic.Uint32 // 1 once the asked probe is over
 	line paddedLine
 	xfer []float64 // the copies it timed, once done
 }
 
-const partnerIdle = 0
+// The partner's commands beside a CPU: none, and one it has taken.
+const (
+	partnerIdle  = 0
+	partnerTaken = 1 << 30
+)
+
+// partnerLost is how long a probe waits for the partner to be done with
+// it: it gives up within pairBudget of running, so a partner still busy
+// after this long is not running at all.
+const partnerLost = time.Second
 
 var thePartner = sync.OnceValue(func() *partner {
 	pt := &partner{}
@@ -145,9 +162,12 @@ var thePartner = sync.OnceValue(func() *partner {
 		}
 		for {
 			c := pt.cmd.Load()
-			if c == partnerIdle {
-				futexWait(&pt.cmd, partnerIdle, time.Hour)
+			if c == partnerIdle || c == partnerTaken {
+				futexWait(&pt.cmd, c, time.Hour)
 				continue
+			}
+			if !pt.cmd.CompareAndSwap(c, partnerTaken) {
+				continue // the probe gave up on it first
 			}
 			pt.xfer = nil
 			if p.to(int(c) - 1) {
@@ -212,6 +232,9 @@ func answer(line *paddedLine) []float64 {
 // the partner on cpu b.
 func (pt *partner) probe(a, b int) (result.PairSpeed, bool) {
 	out := result.PairSpeed{A: a, B: b}
+	if pt.lost {
+		return out, false
+	}
 	line := &pt.line
 	line.v.Store(0)
 	pt.done.Store(0)
@@ -222,6 +245,11 @@ func (pt *partner) probe(a, b int) (result.PairSpeed, bool) {
 	// thread holds its own, and a partner woken here must not wait for it
 	for t0 := time.Now(); pt.here.Load() == 0 && pt.done.Load() == 0 && time.Since(t0) < pairBudget; {
 		futexWaitRaw(&pt.here, 0, pairBudget)
+	}
+	if pt.here.Load() == 0 && pt.cmd.CompareAndSwap(uint32(b)+1, partnerIdle) {
+		// the partner did not run within the budget and never took the
+		// probe: nothing to wait for
+		return out, false
 	}
 	deadline := time.Now().Add(pairBudget)
 	wait := func(v uint64) bool {
@@ -234,9 +262,13 @@ func (pt *partner) probe(a, b int) (result.PairSpeed, bool) {
 		return true
 	}
 	// finish waits for the partner to be idle again, blocked: it is
-	// real-time and gives up within its budget
+	// real-time and gives up within its budget once it runs
 	finish := func() {
-		for pt.done.Load() == 0 {
+		for t0 := time.Now(); pt.done.Load() == 0; {
+			if time.Since(t0) > partnerLost {
+				pt.lost = true
+				return
+			}
 			futexWait(&pt.done, 0, pairBudget)
 		}
 	}
@@ -273,7 +305,7 @@ func (pt *partner) probe(a, b int) (result.PairSpeed, bool) {
 		}
 	}
 	finish()
-	if len(pt.xfer) == 0 {
+	if pt.lost || len(pt.xfer) == 0 {
 		return out, false
 	}
 	out.BounceNs, out.XferNs = slices.Min(bounce), slices.Min(pt.xfer)
