@@ -59,7 +59,9 @@ func SetShare(ms *result.MachineSpeed, c *result.CPUCost) {
 		steal += s
 	}
 	capacity := float64(len(ms.Before.CPUs)) * c.WallS
-	ms.Share = min(1, max(0, 1-(max(0, c.MachineS-own)+steal)/capacity))
+	// at least 0.01: 0 would read as not recorded (a cell always gets
+	// some CPU, and /proc/stat counts in 10 ms ticks)
+	ms.Share = min(1, max(0.01, 1-(max(0, c.MachineS-own)+steal)/capacity))
 }
 
 func load1() float64 {
