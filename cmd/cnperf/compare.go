@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,29 +19,51 @@ import (
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
-const compareUsage = `usage: cnperf compare OLD.json NEW.json [--fail-on-regression PCT] [--json FILE]
+const compareUsage = `usage: cnperf compare OLD.json NEW.json [--fail-on-regression PCT [--allow-undecided] [--junit FILE]] [--json FILE]
 
 Compares two results files written by cnperf run, cell by cell (network,
-placement, workload): for each headline figure, NEW's median over its rounds
-against OLD's, the change NEW/OLD with its 95 % interval (Welch's t on the
-logarithms, every round of both runs) and a verdict: better or worse only when
-p < 0.05 and the whole interval is beyond ±5 %, else no significant change.
-Cells measured in one file only are listed as such. Runs of one round have no
-interval: rerun with --repeat N.
+placement, workload): for each headline figure, NEW against OLD as the ratio
+of their geometric means over every round (not the quotient of the medians
+printed beside it), its 95 % interval (Welch's t on the logarithms) and a
+verdict: differs (p < 0.05 and the whole interval beyond 1 ± 5 %: better or
+worse), equivalent (the whole interval within 1 ± 5 %) or undecided (neither
+shown; runs of one round are always undecided: rerun with --repeat N).
+Cells measured in one file only are listed as such.
+
+--fail-on-regression PCT is a gate for CI. It judges every figure with a
+direction by its interval: a regression when the whole interval is worse
+than PCT (higher is better: its upper end below 1-PCT/100; lower is better:
+its lower end above 1+PCT/100), a pass when its worse end is within PCT,
+undecided otherwise (no interval, an interval reaching past the limit, a
+cell the new run did not measure). A noisy- or busy-machine warning of
+either run makes the gate undecided too. Exit status: 0 every change passed;
+3 a regression (whatever else); 5 the gate could not decide (some change
+undecided, or a run warned), unless --allow-undecided; 2 bad usage; 1 a file
+could not be read.
 
 flags:
 `
 
-// regressionExit is the exit status of --fail-on-regression.
-const regressionExit = exitCode(3)
+// compare's exit statuses (agreed project-wide: 0 success, 1 failure, 2
+// usage, 3 regression, 4 a run with failed cells, 5 the gate undecided).
+const (
+	compareUsageExit = exitCode(2)
+	regressionExit   = exitCode(3)
+	undecidedExit    = exitCode(5)
+)
 
 func cmdCompare(args []string) error { return compareMain(args, os.Stdout) }
 
 func compareMain(args []string, stdout io.Writer) error {
 	fs := newFlags("compare")
 	fs.SetOutput(io.Discard)
-	failOn := fs.String("fail-on-regression", "", "exit with status 3 when a figure is significantly worse by more than `PCT` percent (e.g. 10)")
+	failOn := fs.String("fail-on-regression", "", "judge every change against `PCT` percent (e.g. 10): exit 3 on a regression, 5 when the gate cannot decide")
+	allowUndecided := fs.Bool("allow-undecided", false, "with --fail-on-regression: pass (exit 0) when no change is a regression, even if some are undecided or a run warned of a noisy or busy machine")
+	junit := fs.String("junit", "", "with --fail-on-regression: also write the gate's verdicts as JUnit XML to `FILE`, one test case per cell and figure")
 	jsonOut := fs.String("json", "", "also write the comparison as JSON to `FILE`")
+	usage := func(format string, a ...any) error {
+		return fmt.Errorf(format+" (%w)", append(a, compareUsageExit)...)
+	}
 	// Flags may come before, between or after the two files.
 	var files []string
 	for rest := args; ; {
@@ -51,7 +74,7 @@ func compareMain(args []string, stdout io.Writer) error {
 				fs.PrintDefaults()
 				return err
 			}
-			return fmt.Errorf("%v; see `cnperf compare -h`", err)
+			return usage("%v; see `cnperf compare -h`", err)
 		}
 		if fs.NArg() == 0 {
 			break
@@ -60,15 +83,18 @@ func compareMain(args []string, stdout io.Writer) error {
 		rest = fs.Args()[1:]
 	}
 	if len(files) != 2 {
-		return fmt.Errorf("want two results files, got %d: cnperf compare OLD.json NEW.json (files written by `cnperf run`)", len(files))
+		return usage("want two results files, got %d: cnperf compare OLD.json NEW.json (files written by `cnperf run`)", len(files))
 	}
 	limit := -1.0
 	if *failOn != "" {
 		pct, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(*failOn), "%"), 64)
-		if err != nil || math.IsNaN(pct) || pct < 0 || pct > 1000 {
-			return fmt.Errorf("--fail-on-regression %q: want a percentage from 0 to 1000, e.g. --fail-on-regression 10", *failOn)
+		if err != nil || math.IsNaN(pct) || pct < 0 || pct >= 100 {
+			return usage("--fail-on-regression %q: want a percentage from 0 to below 100, e.g. --fail-on-regression 10", *failOn)
 		}
 		limit = pct / 100
+	}
+	if limit < 0 && (*junit != "" || *allowUndecided) {
+		return usage("--junit and --allow-undecided go with --fail-on-regression PCT, the limit the gate judges against: add e.g. --fail-on-regression 10")
 	}
 	var runs [2]*result.Run
 	for i, f := range files {
@@ -76,11 +102,26 @@ func compareMain(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
+		// today's estimator, verdicts and warnings, whatever cnperf wrote the file
+		stats.Summarize(r, report.FiguresOf)
 		runs[i] = r
 	}
 	rc := stats.CompareRuns(runs[0], runs[1], report.FiguresOf, stats.Default)
 	rc.Old, rc.New = files[0], files[1]
-	printComparison(stdout, rc, runs[0], runs[1])
+	var judged []stats.Judgement
+	if limit >= 0 {
+		for _, j := range rc.Gate(limit) {
+			// a max-rate search's steps ran at rates of their own per run:
+			// the ladder after them is what compares
+			if !report.SearchStep(j.Cell.Step) {
+				judged = append(judged, j)
+			}
+		}
+	}
+	if limit >= 0 {
+		rc.GateLimit, rc.Judged = limit, judged
+	}
+	printComparison(stdout, rc, runs[0], runs[1], judged)
 	if *jsonOut != "" {
 		b, err := json.MarshalIndent(rc, "", "  ")
 		if err != nil {
@@ -90,17 +131,76 @@ func compareMain(args []string, stdout io.Writer) error {
 			return fmt.Errorf("--json: %v; name a file in a folder you can write", err)
 		}
 	}
-	if limit >= 0 {
-		if bad := rc.Regressions(limit); len(bad) > 0 {
-			var names []string
-			for _, c := range bad {
-				names = append(names, fmt.Sprintf("%s %s %.2fx", stats.CellName(c.Cell), label(c.Figure), c.Change.Ratio))
-			}
-			return fmt.Errorf("%d figure(s) significantly worse by more than %s %%: %s (%w)",
-				len(bad), strconv.FormatFloat(limit*100, 'g', -1, 64), strings.Join(names, "; "), regressionExit)
+	if limit < 0 {
+		return nil
+	}
+	if *junit != "" {
+		if err := writeJUnit(*junit, rc, judged, limit, *allowUndecided); err != nil {
+			return fmt.Errorf("--junit: %v; name a file in a folder you can write", err)
 		}
 	}
-	return nil
+	return gateError(rc, judged, limit, *allowUndecided)
+}
+
+// gateError is the gate's outcome as compare's error: a regression (exit
+// 3), else undecided changes or a machine warning (exit 5) unless allowed.
+func gateError(rc *stats.RunComparison, judged []stats.Judgement, limit float64, allowUndecided bool) error {
+	var bad, open []string
+	undecided := 0
+	for _, j := range judged {
+		switch j.Verdict {
+		case stats.GateRegression:
+			bad = append(bad, judgedName(j)+" "+j.Why)
+		case stats.GateUndecided:
+			undecided++
+			if name := stats.CellName(j.Cell); !slices.Contains(open, name) {
+				open = append(open, name)
+			}
+		}
+	}
+	pct := strconv.FormatFloat(limit*100, 'g', -1, 64)
+	if len(bad) > 0 {
+		return fmt.Errorf("%d regression(s) beyond %s %%: %s (%w)", len(bad), pct, strings.Join(bad, "; "), regressionExit)
+	}
+	if allowUndecided {
+		return nil
+	}
+	var why []string
+	if len(open) > 0 {
+		why = append(why, fmt.Sprintf("%d change(s) undecided or untested, in %d cell(s): %s", undecided, len(open), strings.Join(open, "; ")))
+	}
+	if w := rc.MachineWarnings(); len(w) > 0 {
+		var runs []string
+		for _, x := range w {
+			which, _, _ := strings.Cut(x, ":")
+			if !slices.Contains(runs, which) {
+				runs = append(runs, which)
+			}
+		}
+		why = append(why, "a noisy or busy machine ("+strings.Join(runs, ", ")+" warned)")
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the gate at %s %% could not decide: %s; rerun both with more rounds (--repeat 5) on a quiet machine, or pass --allow-undecided (%w)",
+		pct, strings.Join(why, "; "), undecidedExit)
+}
+
+// judgedName names a judged cell and figure for people.
+func judgedName(j stats.Judgement) string {
+	if j.Figure == "" {
+		return stats.CellName(j.Cell)
+	}
+	return stats.CellName(j.Cell) + " " + figureLabel(j.Cell.Workload, j.Figure)
+}
+
+func figureLabel(wl, key string) string {
+	for _, f := range report.FiguresOf(wl) {
+		if f.Key == key {
+			return label(f)
+		}
+	}
+	return key
 }
 
 // readRun reads a results file, with an error that says what to give instead.
@@ -139,13 +239,13 @@ func describeRun(r *result.Run) string {
 	return s
 }
 
-func printComparison(w io.Writer, rc *stats.RunComparison, oldRun, newRun *result.Run) {
+func printComparison(w io.Writer, rc *stats.RunComparison, oldRun, newRun *result.Run, judged []stats.Judgement) {
 	fmt.Fprintf(w, "old: %s (%s)\nnew: %s (%s)\n\n", rc.Old, describeRun(oldRun), rc.New, describeRun(newRun))
 	if len(rc.Changes) == 0 {
 		fmt.Fprintln(w, "no cell and figure measured in both files")
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "cell\tfigure\told (n)\tnew (n)\tnew/old\t%.0f%% interval\tp\tverdict\n", 100*rc.Level)
+		fmt.Fprintf(tw, "cell\tfigure\told median (n)\tnew median (n)\tnew/old (geo. means)\t%.0f%% interval\tp\tverdict\n", 100*rc.Level)
 		for _, c := range rc.Changes {
 			ci, p := "-", "-"
 			if c.Change.CILevel > 0 {
@@ -170,18 +270,46 @@ func printComparison(w io.Writer, rc *stats.RunComparison, oldRun, newRun *resul
 	for _, warn := range rc.Warnings {
 		fmt.Fprintln(w, "warning: "+warn)
 	}
-	fmt.Fprintf(w, "\nnew/old is the ratio of the medians; interval and p from Welch's t on the logarithms of every round of both runs; a verdict needs p < %g and the whole interval beyond ±%.0f %%.\n",
-		rc.Alpha, 100*rc.MinEffect)
+	fmt.Fprintf(w, "\nnew/old is the ratio of the geometric means of each run's rounds, not the quotient of the medians shown; its interval and p: Welch's t on the logarithms of every round of both runs.\n")
+	fmt.Fprintf(w, "verdicts: differs = p < %g and the whole interval beyond 1 ± %.0f %%; equivalent = the whole interval within 1 ± %.0f %%; undecided = neither shown (~N: rounds in each run that would decide at this spread).\n",
+		rc.Alpha, 100*rc.MinEffect, 100*rc.MinEffect)
+	if judged == nil {
+		return
+	}
+	n := map[string]int{}
+	for _, j := range judged {
+		n[j.Verdict]++
+	}
+	fmt.Fprintf(w, "\ngate: %d pass, %d regression, %d undecided (a regression: the whole interval worse than the limit; a pass: its worse end within it)\n",
+		n[stats.GatePass], n[stats.GateRegression], n[stats.GateUndecided])
+	for _, j := range judged {
+		if j.Verdict != stats.GatePass {
+			fmt.Fprintf(w, "  %s: %s: %s\n", j.Verdict, judgedName(j), j.Why)
+		}
+	}
+	for _, x := range rc.MachineWarnings() {
+		run, rest, _ := strings.Cut(x, ": ")
+		kind, _, _ := strings.Cut(rest, ":")
+		fmt.Fprintf(w, "  undecided: the machine: the %s warned of a %s (above)\n", run, kind)
+	}
 }
 
+// verdictText says what a change shows, and for an undecided one what
+// would decide it.
 func verdictText(c result.Comparison) string {
+	switch stats.VerdictOf(c) {
+	case stats.Differs:
+		return "differs: " + c.Direction
+	case stats.Equivalent:
+		return fmt.Sprintf("equivalent (within ±%.0f %%)", 100*c.MinEffect)
+	}
 	switch {
 	case c.CILevel == 0:
-		return "not tested (one round: use --repeat)"
-	case c.Verdict == stats.Same:
-		return "no significant change"
+		return "undecided: one round, no test (--repeat 3 or more)"
+	case c.RoundsNeeded > 0:
+		return fmt.Sprintf("undecided: not shown (~%d rounds)", c.RoundsNeeded)
 	}
-	return c.Verdict
+	return "undecided: not shown (no round count within 1000 decides at this spread)"
 }
 
 func formatP(p float64) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/dockerlab"
 	"github.com/cnperf/cnperf/internal/backend/kubernetes"
+	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/experiment/neighbours"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -126,6 +127,7 @@ func cmdReport(args []string) error {
 	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: A:B (e.g. tcp_stream:iperf3_tcp)")
 	html := fs.String("html", "", "also write a self-contained HTML page with the charts (several files are overlaid)")
 	csvDir := fs.String("csv", "", "also write one CSV per kind of record (results per workload, summaries, skipped, environment) into this folder")
+	pool := fs.Bool("pool", false, "pool the rounds of the same cells across the files into one run (each file's rounds renumbered after the previous file's; cells paired by round within each file only) and recompute every verdict")
 	var paths []string
 	rest := args
 	for len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
@@ -145,6 +147,19 @@ func cmdReport(args []string) error {
 	ins, err := readRuns(paths)
 	if err != nil {
 		return err
+	}
+	if *pool {
+		run, lines, err := report.Pool(ins)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("pooled %d files (each file's rounds follow the previous file's; cells are paired by round within each file only):\n", len(ins))
+		for _, l := range lines {
+			fmt.Println("  " + l)
+		}
+		fmt.Println()
+		ins = []report.Input{{Name: "pooled", Run: run}}
+		paths = []string{"pooled"}
 	}
 	if *ratio != "" {
 		a, b, ok := strings.Cut(*ratio, ":")
@@ -235,7 +250,7 @@ func cmdClean(args []string) error {
 	fs := newFlags("clean")
 	force := fs.Bool("force", false, "also remove the labs of runs that are still going")
 	id := fs.String("id", "", "only this run's leftovers (the id in its namespace names, cnperf-ID-...)")
-	be := fs.String("backend", "lab", "lab (namespaces, processes, cgroups, state folders; also docker-lab's engines, which live in them), docker (containers and networks labelled cnperf.run on the engine at DOCKER_HOST, and agent images of other cnperf binaries) or kubernetes (namespaces labelled cnperf.run on the cluster --kubeconfig names)")
+	be := fs.String("backend", "lab", "lab (namespaces, processes, cgroups, state folders; also docker-lab's engines, which live in them), docker (containers and networks labelled cnperf.run on the engine at DOCKER_HOST or the current Docker context, and agent images of other cnperf binaries) or kubernetes (namespaces labelled cnperf.run on the cluster --kubeconfig names)")
 	var kube kubernetes.Options
 	fs.StringVar(&kube.Kubeconfig, "kubeconfig", "", "--backend kubernetes: the cluster's kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&kube.Context, "context", "", "--backend kubernetes: the kubeconfig context (default its current one)")
@@ -281,7 +296,7 @@ func cmdClean(args []string) error {
 
 // cleanDocker removes what dead runs left on the Docker engine, by label.
 func cleanDocker(id string, force bool) error {
-	e, err := docker.NewEngine("")
+	e, err := dockerengine.New("")
 	if err != nil {
 		return err
 	}
@@ -292,7 +307,7 @@ func cleanDocker(id string, force bool) error {
 	}
 	keep := ""
 	if self, err := os.Executable(); err == nil {
-		keep, _ = docker.ImageRef(self)
+		keep, _ = dockerengine.ImageRef(self)
 	}
 	removed, kept, err := docker.Clean(ctx, e, id, keep, force)
 	for _, r := range removed {

@@ -151,7 +151,7 @@ type runSetup struct {
 // and writes nothing.
 func parseRun(args []string) (*runSetup, error) {
 	fs := newFlags("run")
-	backendName := fs.String("backend", "lab", "where the pods run: lab (network namespaces cnperf builds), docker (containers on the Docker engine at DOCKER_HOST, default socket), docker-lab (a Docker engine per lab host, started by cnperf, a swarm overlay between them), kubernetes (pods on the cluster --kubeconfig names); several side by side: lab,docker-lab")
+	backendName := fs.String("backend", "lab", "where the pods run: lab (network namespaces cnperf builds), docker (containers on the Docker engine at DOCKER_HOST or the current Docker context, as the docker CLI finds it), docker-lab (a Docker engine per lab host, started by cnperf, a swarm overlay between them), kubernetes (pods on the cluster --kubeconfig names); several side by side: lab,docker-lab")
 	var kube kubernetes.Options
 	fs.StringVar(&kube.Kubeconfig, "kubeconfig", "", "--backend kubernetes: the cluster's kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&kube.Context, "context", "", "--backend kubernetes: the kubeconfig context (default its current one)")

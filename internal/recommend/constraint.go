@@ -3,11 +3,13 @@ package recommend
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
 )
 
 // Constraint is one --constraint: what the user's infrastructure allows or
@@ -123,20 +125,26 @@ func Write(w io.Writer, rs []Result) {
 		if r.Undecided != "" {
 			fmt.Fprintf(w, "  undecided: %s\n", r.Undecided)
 		}
-		place := 0
-		for j, c := range r.Ranked {
-			if len(c.TiedWith) == 0 || j == 0 {
-				place = j + 1
-			}
-			tie := ""
+		for _, c := range r.Ranked {
+			var rel []string
 			if len(c.TiedWith) > 0 {
 				var names []string
 				for _, t := range c.TiedWith {
 					names = append(names, t.String())
 				}
-				tie = " (tie with " + strings.Join(names, ", ") + ": within each other's intervals)"
+				rel = append(rel, "tie with "+strings.Join(names, ", ")+": no figure separates them")
 			}
-			fmt.Fprintf(w, "  %d. %s  score %.2f%s\n", place, c.Candidate, c.Score, tie)
+			for _, t := range c.TradeOffs {
+				rel = append(rel, fmt.Sprintf("trade-off with %s: %s favours %s, %s favours %s", t.Other, strings.Join(t.For, ", "), c.Candidate, strings.Join(t.Against, ", "), t.Other))
+			}
+			for _, b := range c.Behind {
+				rel = append(rel, fmt.Sprintf("behind %s: %s", b.Other, strings.Join(b.Against, ", ")))
+			}
+			line := fmt.Sprintf("  %d. %s  score %.2f", c.Place, c.Candidate, c.Score)
+			if len(rel) > 0 {
+				line += " (" + strings.Join(rel, "; ") + ")"
+			}
+			fmt.Fprintln(w, line)
 			for _, rd := range c.Readings {
 				fmt.Fprintf(w, "     %s\n", reason(rd))
 			}
@@ -151,11 +159,12 @@ func Write(w io.Writer, rs []Result) {
 			fmt.Fprintf(w, "  not measured here: %s\n", k)
 		}
 		if r.NoIntervals && len(r.Ranked) > 0 {
-			fmt.Fprintln(w, "  no intervals: the run had one round, so no difference was tested; rerun with --repeat 5 to know which are real")
+			fmt.Fprintln(w, "  no intervals: the run had one round, so no difference was tested and every candidate shares the first place; rerun with --repeat 5")
 		}
 	}
-	if len(rs) > 0 && len(rs[0].Ranked) > 0 {
-		fmt.Fprintln(w, "score: weighted geometric mean over the rules of each figure relative to the best candidate (1 = best on every figure); `cnperf recommend --rules` lists the rules.")
+	if slices.ContainsFunc(rs, func(r Result) bool { return len(r.Ranked) > 0 }) {
+		fmt.Fprintln(w, "places: a candidate is above another only when a figure the profile weighs separates them in its favour (the two cells paired by round: their ratio differs, p < 0.05 and its interval beyond 1 ± 5 %) and none in the other's; ties and trade-offs share a place.")
+		fmt.Fprintln(w, "score (orders a place only): weighted geometric mean over the rules of each figure relative to the best candidate (1 = best on every figure); `cnperf recommend --rules` lists the rules.")
 	}
 }
 
@@ -182,7 +191,14 @@ func reason(rd Reading) string {
 		if v.Against.LB != "" {
 			against = "pod IP"
 		}
-		s += fmt.Sprintf(", %.2fx %s", v.Ratio, against)
+		mark := "?"
+		switch stats.VerdictOf(*v) {
+		case stats.Differs:
+			mark = ""
+		case stats.Equivalent:
+			mark = "="
+		}
+		s += fmt.Sprintf(", %s%.2fx %s", mark, v.Ratio, against)
 		if v.CILevel > 0 {
 			s += fmt.Sprintf(" [%.2f, %.2f]", v.CILow, v.CIHigh)
 		}

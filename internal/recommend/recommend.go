@@ -105,6 +105,7 @@ func (c Candidate) String() string {
 type Reading struct {
 	Rule     Rule
 	Figure   result.Figure
+	Cell     result.CellKey // the cell read
 	Workload string
 	Step     string // the cell's step, without its services count
 	Median   float64
@@ -116,13 +117,33 @@ type Reading struct {
 	Vs       *result.Comparison // ratio to the baseline (or pod IP) when the run has it
 }
 
-// Ranked is one candidate's place.
+// Ranked is one candidate's place. A candidate is placed above another
+// only when some figure the profile weighs separates them in its favour
+// (the two cells compared, paired by round: the verdict differs) and none
+// in the other's; places are groups of candidates no other of the group
+// is separated above (ties and trade-offs), never chained: the first
+// place holds every candidate nothing is above, the next every candidate
+// only those are above, and so on.
 type Ranked struct {
 	Candidate Candidate
+	Place     int // 1 = first
 	Score     float64
 	Readings  []Reading
-	TiedWith  []Candidate // the next better candidates it cannot be told from
-	Notes     []string    // constraints' remarks that did not remove it
+	// Within its place: TiedWith, the candidates no figure separates it
+	// from; TradeOffs, those separated both ways (which figure favours whom).
+	TiedWith  []Candidate
+	TradeOffs []Separation
+	// Behind are the candidates of earlier places above it, and why.
+	Behind []Separation
+	Notes  []string // constraints' remarks that did not remove it
+}
+
+// Separation is how two candidates compare: the figures that favour each.
+type Separation struct {
+	Other Candidate
+	// For and Against name the figures, with their paired ratios, that
+	// favour this candidate and the other.
+	For, Against []string
 }
 
 // Removed is a candidate a constraint took out, and why.
@@ -266,7 +287,7 @@ func rankPlacement(run *result.Run, profile, pl string, rules []Rule, sums []res
 			if _, ok := groups[g]; !ok {
 				gorder = append(gorder, g)
 			}
-			r := Reading{Rule: rule, Figure: f, Workload: k.Workload, Step: g.step, Median: s.Median, Vs: s.VsBaseline}
+			r := Reading{Rule: rule, Figure: f, Cell: k, Workload: k.Workload, Step: g.step, Median: s.Median, Vs: s.VsBaseline}
 			if s.CILevel > 0 {
 				r.Lo, r.Hi, r.HasCI = s.CILow, s.CIHigh, true
 				anyCI = true
@@ -307,20 +328,7 @@ func rankPlacement(run *result.Run, profile, pl string, rules []Rule, sums []res
 		}
 		ranked = append(ranked, Ranked{Candidate: c, Score: score(readings[c]), Readings: readings[c], Notes: notes})
 	}
-	sort.SliceStable(ranked, func(i, j int) bool {
-		if ranked[i].Score != ranked[j].Score {
-			return ranked[i].Score > ranked[j].Score
-		}
-		return ranked[i].Candidate.String() < ranked[j].Candidate.String()
-	})
-	for i := 1; i < len(ranked); i++ {
-		for j := i - 1; j >= 0; j-- {
-			if !tied(ranked[i].Readings, ranked[j].Readings) {
-				break
-			}
-			ranked[i].TiedWith = append(ranked[i].TiedWith, ranked[j].Candidate)
-		}
-	}
+	place(run.Results, ranked)
 	res.Ranked = ranked
 	if len(ranked) == 0 {
 		res.Undecided = "every candidate was removed by the constraints"
@@ -408,27 +416,114 @@ func score(rs []Reading) float64 {
 	return math.Exp(sum / w)
 }
 
-// tied says two candidates cannot be told apart: on every figure both
-// have, their intervals overlap (without intervals, their values are
-// equal to 1 %).
-func tied(a, b []Reading) bool {
-	shared := 0
+// separate compares a with b on every figure both were read on (same rule,
+// workload and step): their cells paired by round. A figure separates them
+// when the comparison differs; one measured once and copied into every
+// round (no spread on either side, e.g. the services' sync time) is one
+// sample, which separates nothing.
+func separate(rs []result.Result, a, b []Reading, other Candidate) Separation {
+	sep := Separation{Other: other}
 	for _, x := range a {
 		for _, y := range b {
-			if x.Rule != y.Rule || x.Workload != y.Workload {
+			if x.Rule != y.Rule || x.Workload != y.Workload || x.Step != y.Step {
 				continue
 			}
-			shared++
-			if x.HasCI && y.HasCI {
-				if x.RelHi < y.RelLo || y.RelHi < x.RelLo {
-					return false
-				}
-			} else if math.Abs(x.Rel-y.Rel) > 0.01*math.Max(x.Rel, y.Rel) {
-				return false
+			if constant(x) && constant(y) {
+				continue
+			}
+			c, ok := stats.CompareCells(rs, x.Cell, y.Cell, x.Figure, stats.Default)
+			if !ok || stats.VerdictOf(c) != stats.Differs {
+				continue
+			}
+			what := fmt.Sprintf("%s %s %.2fx %s's [%.2f, %.2f]", x.Workload, x.Figure.Label, c.Ratio, other, c.CILow, c.CIHigh)
+			if c.Direction == stats.Better {
+				sep.For = append(sep.For, what)
+			} else if c.Direction == stats.Worse {
+				sep.Against = append(sep.Against, what)
 			}
 		}
 	}
-	return shared > 0
+	return sep
+}
+
+// constant says a reading had the same value in every round (its
+// interval, from logs, is then that value to the last bits).
+func constant(r Reading) bool { return r.HasCI && r.Hi-r.Lo <= 1e-9*math.Abs(r.Median) }
+
+// place sets each candidate's place, its ties and trade-offs within it and
+// what puts it behind, and sorts them: by place, then score, then name.
+func place(rs []result.Result, ranked []Ranked) {
+	n := len(ranked)
+	sep := make([][]Separation, n)
+	above := make([][]bool, n) // above[i][j]: i is placed above j
+	for i := range ranked {
+		sep[i] = make([]Separation, n)
+		above[i] = make([]bool, n)
+	}
+	for i := range ranked {
+		for j := range ranked {
+			if i != j {
+				sep[i][j] = separate(rs, ranked[i].Readings, ranked[j].Readings, ranked[j].Candidate)
+				above[i][j] = len(sep[i][j].For) > 0 && len(sep[i][j].Against) == 0
+			}
+		}
+	}
+	placed := make([]bool, n)
+	for p, left := 1, n; left > 0; p++ {
+		var group []int
+		for j := range ranked {
+			if placed[j] {
+				continue
+			}
+			top := true
+			for i := range ranked {
+				if !placed[i] && above[i][j] {
+					top = false
+				}
+			}
+			if top {
+				group = append(group, j)
+			}
+		}
+		if len(group) == 0 { // a cycle of separations: the rest share a place
+			for j := range ranked {
+				if !placed[j] {
+					group = append(group, j)
+				}
+			}
+		}
+		for _, j := range group {
+			ranked[j].Place = p
+			placed[j] = true
+			left--
+		}
+		for _, j := range group {
+			for _, i := range group {
+				switch {
+				case i == j:
+				case len(sep[j][i].For) == 0 && len(sep[j][i].Against) == 0:
+					ranked[j].TiedWith = append(ranked[j].TiedWith, ranked[i].Candidate)
+				default:
+					ranked[j].TradeOffs = append(ranked[j].TradeOffs, sep[j][i])
+				}
+			}
+			for i := range ranked {
+				if ranked[i].Place > 0 && ranked[i].Place < p && above[i][j] {
+					ranked[j].Behind = append(ranked[j].Behind, sep[j][i])
+				}
+			}
+		}
+	}
+	sort.SliceStable(ranked, func(i, j int) bool {
+		a, b := ranked[i], ranked[j]
+		switch {
+		case a.Place != b.Place:
+			return a.Place < b.Place
+		case a.Score != b.Score:
+			return a.Score > b.Score
+		}
+		return a.Candidate.String() < b.Candidate.String()
+	})
 }
 
 func undecided(profile string, rules []Rule, seen []Candidate) string {

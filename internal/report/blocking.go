@@ -101,7 +101,7 @@ func Blocking(w io.Writer, run *result.Run) {
 			if ok {
 				d += fmt.Sprintf(" [%+.0f, %+.0f]", lo, hi)
 				if lo <= 0 && hi >= 0 {
-					d = "≈" + d
+					d = "?" + d
 				}
 			}
 		}
@@ -120,9 +120,9 @@ func Blocking(w io.Writer, run *result.Run) {
 	fmt.Fprintln(w, "blocking: nginx's $upstream_header_time (connect, request, the backend's first byte); connect: $upstream_connect_time (vs baseline: the median over rounds).")
 	fmt.Fprintln(w, "nginx logs whole milliseconds: the mean over many requests is the estimate (±SE), percentiles are whole ms.")
 	if rounds > 1 {
-		fmt.Fprintf(w, "vs baseline: the mean minus the baseline's in the same placement, paired by round: median of %d rounds, 95%% interval over rounds; ≈: it spans 0\n", rounds)
+		fmt.Fprintf(w, "vs baseline: the mean minus the baseline's in the same placement, paired by round: median of %d rounds, 95%% interval over rounds; ?: it spans 0, no difference shown either way\n", rounds)
 	} else {
-		fmt.Fprintln(w, "vs baseline: the mean minus the baseline's in the same placement, 95% interval from the round's requests; ≈: it spans 0")
+		fmt.Fprintln(w, "vs baseline: the mean minus the baseline's in the same placement, 95% interval from the round's requests; ?: it spans 0, no difference shown either way")
 	}
 	if maxSat > 0 {
 		fmt.Fprintf(w, "warning: the client was saturated in %d of %d rounds (%.0f/s asked, %.0f/s sent in the last; requests went out late or waited for a free connection): the times include the queueing of a machine too busy for the load; lower --rate or stop other work\n",

@@ -21,8 +21,10 @@ type Input struct {
 	Run  *result.Run
 }
 
-// NewInput names a run by its file's base name without ".json".
+// NewInput names a run by its file's base name without ".json", and
+// refreshes the summaries of a file an older cnperf wrote (Refresh).
 func NewInput(path string, run *result.Run) Input {
+	Refresh(run)
 	return Input{Name: strings.TrimSuffix(filepath.Base(path), ".json"), Run: run}
 }
 
@@ -148,7 +150,8 @@ func unitOf(f result.Figure) string {
 // ratio, each network's ratio to the baseline with its interval, 1 marked.
 func comparisonSection(ins []Input) section {
 	sec := section{ID: "comparison", Title: "Comparison with the baseline",
-		Intro: "The thick line is a cell's median over its rounds; the shaded bar around it is its 95 % confidence interval (none when the run had one round); overlaid runs stand side by side. Ratio charts mark the baseline, the same workload with no container network in the same placement, at 1."}
+		Intro: "The thick line is a cell's median over its rounds; the shaded bar around it is its 95 % confidence interval (none when the run had one round); overlaid runs stand side by side. Ratio charts mark the baseline, the same workload with no container network in the same placement, at 1; a ratio is the geometric mean of the per-round ratios (each round's cell over that round's baseline), not the quotient of the two medians, and the table under the charts gives each one's verdict: differs (p < 0.05 and the whole interval beyond 1 ± 5 %), equivalent (the whole interval within 1 ± 5 %) or undecided (neither shown)."}
+	verdicts := htmlTable{Folded: true, Caption: "Each ratio to the baseline, its 95 % interval and its verdict", Head: []string{"run", "workload", "cell", "figure", "ratio [95 %]", "verdict", "rounds that would decide it"}}
 	overlay := len(ins) > 1
 	type group struct{ workload, step string }
 	var groups []group
@@ -214,8 +217,12 @@ func comparisonSection(ins []Input) section {
 				})
 				name := seriesName(in, overlay, "ratio")
 				addIntervalPoint(c, name, cellLabel(k), v.Ratio, v.CILevel > 0 || v.CILow != 0 || v.CIHigh != 0, v.CILow, v.CIHigh)
+				verdicts.Rows = append(verdicts.Rows, verdictRow(in.Name, title, cellLabel(k), f.Label, *v))
 			}
 		}
+	}
+	if len(verdicts.Rows) > 0 {
+		sec.Tables = append(sec.Tables, verdicts)
 	}
 	for _, g := range groups {
 		for _, f := range figs[g] {
@@ -230,6 +237,32 @@ func comparisonSection(ins []Input) section {
 		}
 	}
 	return sec
+}
+
+// verdictRow is one ratio's line in the comparison's table of verdicts.
+func verdictRow(run, workload, cell, figure string, c result.Comparison) []string {
+	v := stats.VerdictOf(c)
+	switch {
+	case v == stats.Differs:
+		v += ": " + c.Direction
+	case v == stats.Equivalent:
+		v += fmt.Sprintf(" (within ±%.0f %%)", 100*c.MinEffect)
+	case c.CILevel == 0:
+		v += ": one round, no test"
+	default:
+		v += ": not shown"
+	}
+	decide := "-"
+	switch {
+	case stats.VerdictOf(c) != stats.Undecided:
+	case c.CILevel == 0:
+		decide = "3 or more (--repeat)"
+	case c.RoundsNeeded > 0:
+		decide = strconv.Itoa(c.RoundsNeeded)
+	default:
+		decide = "more than 1000"
+	}
+	return []string{run, workload, cell, figure, ratio(c), v, decide}
 }
 
 // figureOf finds the declared figure of workload wl with key.

@@ -78,8 +78,8 @@ func TestSizesGrowthVsBaseline(t *testing.T) {
 	}
 	for net, want := range map[string][]string{
 		"baseline": {"100.0x -"},
-		"host-gw":  {"100.0x ≈1.00 ["},          // grows as the baseline does
-		"vxlan":    {"51.0x 0.51 [0.50, 0.52]"}, // half the baseline's growth, significant: no ≈
+		"host-gw":  {"100.0x =1.00 ["},          // grows as the baseline does
+		"vxlan":    {"51.0x 0.51 [0.50, 0.52]"}, // half the baseline's growth, differs: no mark
 	} {
 		for _, w := range want {
 			if !strings.Contains(lines[net], w) {
@@ -87,7 +87,7 @@ func TestSizesGrowthVsBaseline(t *testing.T) {
 			}
 		}
 	}
-	if strings.Contains(lines["vxlan"], "≈") {
+	if strings.Contains(lines["vxlan"], "=0.5") || strings.Contains(lines["vxlan"], "?0.5") {
 		t.Errorf("vxlan's halved growth is not significant: %q", lines["vxlan"])
 	}
 }
@@ -141,14 +141,14 @@ func TestNeighboursKeptVsBaseline(t *testing.T) {
 	}
 	for net, want := range map[string]string{
 		"baseline": "0.53 - - 1.00->0.30", // no drop without Finish's VsQuiet; nothing to compare with
-		"host-gw":  "≈1.0",                // kept what the baseline kept
+		"host-gw":  "=1.0",                // kept what the baseline kept, within 5 %
 		"weave":    "0.5",                 // kept half of what the baseline kept
 	} {
 		if !strings.Contains(lines[net], want) {
 			t.Errorf("%s: no %q in %q\n%s", net, want, lines[net], b.String())
 		}
 	}
-	if strings.Contains(lines["weave"], "≈") || !strings.Contains(lines["weave"], "1.20->0.60") {
+	if strings.Contains(lines["weave"], "=0.5") || strings.Contains(lines["weave"], "?0.5") || !strings.Contains(lines["weave"], "1.20->0.60") {
 		t.Errorf("weave: want a significant 0.5 and cell CPU 1.20->0.60: %q", lines["weave"])
 	}
 }

@@ -31,6 +31,7 @@ func runFiles(t *testing.T) map[string]*result.Run {
 		if err != nil {
 			t.Fatal(err)
 		}
+		Refresh(r) // as `cnperf report` reads it
 		runs[strings.TrimSuffix(filepath.Base(p), ".json")] = r
 	}
 	return runs

@@ -11,6 +11,10 @@ import (
 // it is the study's table.
 func searchStep(label string) bool { return strings.HasPrefix(label, "search ") }
 
+// SearchStep says a step is part of a max-rate search (searchStep): the
+// regression gate does not judge it either.
+func SearchStep(label string) bool { return searchStep(label) }
+
 // satKey is the saturated flag's figure key: it reads as its cause.
 var satKey = result.ExtraKey(result.ExtraSaturated)
 

@@ -126,9 +126,7 @@ func Neighbours(w io.Writer, run *result.Run) {
 				lo, hi := conv(a.vs.CILow), conv(a.vs.CIHigh)
 				d += fmt.Sprintf(" [%.1f, %.1f]", math.Min(lo, hi), math.Max(lo, hi))
 			}
-			if !a.vs.Significant {
-				d = "≈" + d
-			}
+			d = verdictMark(*a.vs) + d
 		}
 		cpu := "-"
 		if len(a.cpu) > 0 {
@@ -138,7 +136,7 @@ func Neighbours(w io.Writer, run *result.Run) {
 			format(a.fig, median(a.quiet)), a.fig.Label, format(a.fig, median(a.noisy)), d, kept, cell, cpu)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "drop: how much worse with the neighbours (the median of the per-round ratios); ≈: not significant")
+	fmt.Fprintln(w, "drop: how much worse with the neighbours (from the geometric mean of the per-round ratios; the median in files written before it); no mark: differs, =: equivalent (within 5 %), ?: undecided")
 	fmt.Fprintln(w, "kept vs baseline: the share of its figure the cell kept with the neighbours over the share the baseline kept (same placement, paired by round), its 95% interval; below 1: it suffered more than the baseline")
 	fmt.Fprintln(w, "cell CPU: CPUs the measured pair and the network's daemons used without -> with the neighbours (medians); neighbour CPU: the neighbours' cgroups")
 }
@@ -165,8 +163,6 @@ func keptVsBaseline(kept, base map[int]float64) string {
 	if c.CILevel > 0 {
 		out += fmt.Sprintf(" [%.2f, %.2f]", c.CILow, c.CIHigh)
 	}
-	if !c.Significant {
-		out = "≈" + out
-	}
+	out = verdictMark(c) + out
 	return out
 }

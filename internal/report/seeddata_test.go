@@ -91,3 +91,26 @@ func TestSeedTablesWellFormed(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedRowsAgree: a study's row that stands for one network names the
+// same network in every table of that study (seed 002's Mesos bridge mode
+// was nat in one table and bridge in another).
+func TestSeedRowsAgree(t *testing.T) {
+	seen := map[string]string{} // source + row name -> network
+	for _, tb := range report.SeedTables {
+		for _, r := range tb.Rows {
+			if len(r.Networks) != 1 {
+				continue
+			}
+			k := tb.Source + " " + r.Name + " lb=" + r.LB
+			if n, ok := seen[k]; ok && n != r.Networks[0] {
+				t.Errorf("%s: %q is %s in %s, %s elsewhere", tb.Source, r.Name, r.Networks[0], tb.ID, n)
+			}
+			seen[k] = r.Networks[0]
+		}
+	}
+	const seed002 = "seeds/002_ad758885e6dfb4a7.txt"
+	if seen[seed002+" Mesos bridge mode lb="] != "nat" {
+		t.Errorf("seed 002's Mesos bridge mode is %q, want nat (Docker -p: the host NATs to the container)", seen[seed002+" Mesos bridge mode lb="])
+	}
+}

@@ -326,27 +326,15 @@ func counterpart(c *seedCell, refRow SeedRow, refs []*seedCell) *seedCell {
 
 // seedMeasure is cnperf's figure for one cell of a row: a ratio to the
 // reference (ratio forms), a difference (Difference), or the value (Rank),
-// with its interval when the rounds give one.
+// with its interval when the rounds give one, and for the ratio forms the
+// comparison with the reference the ratio comes from (its verdict).
 type seedMeasure struct {
 	cell   *seedCell
 	v      float64
 	lo, hi float64
 	hasCI  bool
 	rounds int
-}
-
-// tested says m has an interval, or is the reference's exact 1.
-func (m seedMeasure) tested() bool { return m.hasCI || m.cell.key.Network == "" }
-
-func (m seedMeasure) overlaps(o seedMeasure) bool {
-	lo1, hi1, lo2, hi2 := m.v, m.v, o.v, o.v
-	if m.hasCI {
-		lo1, hi1 = m.lo, m.hi
-	}
-	if o.hasCI {
-		lo2, hi2 = o.lo, o.hi
-	}
-	return lo1 <= hi2 && lo2 <= hi1
+	cmp    *result.Comparison
 }
 
 // pairByRound pairs a's and b's values by round (medians where a round
@@ -372,6 +360,20 @@ func pairByRound(a, b *seedCell) (x, y []float64, ok bool) {
 	return x, y, len(x) > 0
 }
 
+// compareSeedCells compares a's values with b's: paired by round when both
+// have rounds, otherwise unpaired; a nil b stands for the constant 1 (a
+// column that is already a ratio to a reference not measured as a cell).
+func compareSeedCells(a, b *seedCell) (result.Comparison, bool) {
+	if b == nil {
+		vs := a.values()
+		return stats.Paired(vs, slices.Repeat([]float64{1}, len(vs)), a.fig.Better, stats.Default)
+	}
+	if x, y, paired := pairByRound(a, b); paired {
+		return stats.Paired(x, y, a.fig.Better, stats.Default)
+	}
+	return stats.Unpaired(a.values(), b.values(), a.fig.Better, stats.Default)
+}
+
 func (t SeedTable) measure(c *seedCell, ref *seedCell, col SeedColumn) (seedMeasure, bool) {
 	m := seedMeasure{cell: c}
 	switch {
@@ -380,6 +382,11 @@ func (t SeedTable) measure(c *seedCell, ref *seedCell, col SeedColumn) (seedMeas
 		m.v, m.rounds = stats.Median(vs), len(vs)
 		if lo, hi, method := stats.Interval(vs, 0.95); method != stats.MethodNone {
 			m.lo, m.hi, m.hasCI = lo, hi, true
+		}
+		if col.IsRatio {
+			if cmp, ok := compareSeedCells(c, nil); ok {
+				m.cmp = &cmp
+			}
 		}
 		return m, len(vs) > 0
 	case ref == nil:
@@ -399,17 +406,14 @@ func (t SeedTable) measure(c *seedCell, ref *seedCell, col SeedColumn) (seedMeas
 		}
 		return m, true
 	}
-	var cmp result.Comparison
-	var ok bool
-	if x, y, paired := pairByRound(c, ref); paired {
-		cmp, ok = stats.Paired(x, y, c.fig.Better, stats.Default)
-	} else {
-		cmp, ok = stats.Unpaired(c.values(), ref.values(), c.fig.Better, stats.Default)
-	}
+	cmp, ok := compareSeedCells(c, ref)
 	if !ok {
 		return m, false
 	}
 	m.v, m.rounds = cmp.Ratio, cmp.N
+	if c.key != ref.key { // the reference row against itself is 1 by definition, no verdict
+		m.cmp = &cmp
+	}
 	if cmp.CILevel > 0 {
 		m.lo, m.hi, m.hasCI = cmp.CILow, cmp.CIHigh, true
 	}
@@ -423,19 +427,23 @@ type SeedRowResult struct {
 	Measures []seedMeasure
 }
 
-// SeedColumnResult is one column: its rows and whether cnperf reproduces
-// the study's order.
+// SeedColumnResult is one column: its rows and what cnperf shows of the
+// study's order. Each pair of rows the study orders is compared here cell
+// against cell (paired by round) and lands in one of four lists.
 type SeedColumnResult struct {
-	Column  SeedColumn
-	Rows    []SeedRowResult
-	Pairs   int // pairs the study orders that cnperf measured
-	Agree   int
-	Noise   int      // opposite order, within each other's intervals
-	Against []string // opposite order, intervals apart
-	// Untested are pairs in the opposite order where a side has no
-	// interval (one round): not a tested contradiction.
-	Untested []string
-	Verdict  string
+	Column SeedColumn
+	Rows   []SeedRowResult
+	Pairs  int // pairs the study orders that cnperf measured
+	// Shown: the pair differs here in the study's direction.
+	Shown []string
+	// SameNotShown: the study's order, not shown (undecided or level).
+	SameNotShown []string
+	// OppositeNotShown: the opposite order (or level), not shown: within
+	// the noise, or untested (one round).
+	OppositeNotShown []string
+	// Against: the pair differs here in the opposite direction.
+	Against []string
+	Verdict string
 }
 
 // SeedResult is a study table set beside one run.
@@ -445,13 +453,20 @@ type SeedResult struct {
 	Missing []string // study rows the run has no cells for, with why
 }
 
-// Verdicts.
+// The ordering verdicts, from the pairs' (SeedColumnResult).
 const (
+	// every pair the study orders differs here in the study's direction
 	VerdictReproduces = "reproduces"
-	VerdictNoise      = "reproduces within noise"
-	VerdictNot        = "does not reproduce"
-	VerdictUntested   = "opposite order, not tested (no interval: run --repeat 3)"
-	VerdictNothing    = "nothing to order"
+	// no pair differs against the study, none comes opposite, some are
+	// in the study's order without being shown
+	VerdictNotShown = "same order, not shown"
+	// some pair comes in the opposite order, none shown so
+	VerdictOpposite = "opposite, within noise"
+	// the same with no interval to judge it by (one round)
+	VerdictOppositeUntested = "opposite, not tested (one round: run --repeat 3)"
+	// some pair differs here in the opposite direction
+	VerdictNot     = "does not reproduce"
+	VerdictNothing = "nothing to order"
 )
 
 // CompareSeeds sets every study table the run holds cells for beside it.
@@ -530,8 +545,9 @@ func whyMissing(run *result.Run, t SeedTable, row SeedRow) string {
 	return "not in this run (cnperf run --networks " + strings.Join(row.Networks, ",") + " measures it)"
 }
 
-// order checks, for every pair of rows the study orders, whether cnperf's
-// cells (of the same workload) come in the same order.
+// order judges, for every pair of rows the study orders, cnperf's cells
+// of the same workload: compared with each other (paired by round), a pair
+// is shown in the study's order only when it differs that way.
 func (t SeedTable) order(cr *SeedColumnResult) {
 	type item struct {
 		row   int
@@ -554,6 +570,7 @@ func (t SeedTable) order(cr *SeedColumnResult) {
 			items = append(items, item{i, rr.Study, m})
 		}
 	}
+	untestedOpposite := true
 	for a := 0; a < len(items); a++ {
 		for b := a + 1; b < len(items); b++ {
 			x, y := items[a], items[b]
@@ -564,27 +581,34 @@ func (t SeedTable) order(cr *SeedColumnResult) {
 			if sd == 0 {
 				continue
 			}
-			cd := 0
+			cmp, ok := pairComparison(x.m, y.m)
+			if !ok {
+				continue
+			}
+			cd := 0 // +1: x's value above y's here
 			switch {
-			case x.m.v > y.m.v:
+			case cmp.Ratio > 1:
 				cd = 1
-			case x.m.v < y.m.v:
+			case cmp.Ratio < 1:
 				cd = -1
 			}
 			if t.Form == Rank && x.m.cell.fig.Better != result.LowerBetter {
 				cd = -cd // a larger value is a better (smaller) rank
 			}
 			cr.Pairs++
-			pair := fmt.Sprintf("%s %s %s", cellName(x.m, cr.Rows[x.row].Row), map[bool]string{true: ">", false: "<"}[cd > 0], cellName(y.m, cr.Rows[y.row].Row))
+			rel := map[int]string{1: ">", -1: "<", 0: "="}[cd]
+			pair := fmt.Sprintf("%s %s %s (%s)", cellName(x.m, cr.Rows[x.row].Row), rel, cellName(y.m, cr.Rows[y.row].Row), pairEvidence(cmp))
+			v := stats.VerdictOf(cmp)
 			switch {
-			case cd == sd:
-				cr.Agree++
-			case x.m.overlaps(y.m):
-				cr.Noise++
-			case !x.m.tested() || !y.m.tested():
-				cr.Untested = append(cr.Untested, pair)
-			default:
+			case v == stats.Differs && cd == sd:
+				cr.Shown = append(cr.Shown, pair)
+			case v == stats.Differs:
 				cr.Against = append(cr.Against, pair)
+			case cd == sd:
+				cr.SameNotShown = append(cr.SameNotShown, pair)
+			default:
+				cr.OppositeNotShown = append(cr.OppositeNotShown, pair)
+				untestedOpposite = untestedOpposite && cmp.CILevel == 0
 			}
 		}
 	}
@@ -593,13 +617,69 @@ func (t SeedTable) order(cr *SeedColumnResult) {
 		cr.Verdict = VerdictNothing
 	case len(cr.Against) > 0:
 		cr.Verdict = VerdictNot
-	case len(cr.Untested) > 0:
-		cr.Verdict = VerdictUntested
-	case cr.Noise > 0:
-		cr.Verdict = VerdictNoise
+	case len(cr.OppositeNotShown) > 0 && untestedOpposite:
+		cr.Verdict = VerdictOppositeUntested
+	case len(cr.OppositeNotShown) > 0:
+		cr.Verdict = VerdictOpposite
+	case len(cr.SameNotShown) > 0:
+		cr.Verdict = VerdictNotShown
 	default:
 		cr.Verdict = VerdictReproduces
 	}
+}
+
+// pairComparison is x's cell against y's (x over y): the two cells paired
+// by round; where one side is the reference's stand-in (the ratio forms'
+// 1), the other's own comparison with the reference, turned around when
+// the stand-in is x.
+func pairComparison(x, y seedMeasure) (result.Comparison, bool) {
+	switch {
+	case x.cell.key.Network == "" && y.cell.key.Network == "":
+		return result.Comparison{}, false
+	case y.cell.key.Network == "":
+		if x.cmp == nil {
+			return result.Comparison{}, false
+		}
+		return *x.cmp, true
+	case x.cell.key.Network == "":
+		if y.cmp == nil {
+			return result.Comparison{}, false
+		}
+		return invert(*y.cmp), true
+	}
+	return compareSeedCells(x.cell, y.cell)
+}
+
+// invert turns a comparison of a over b into b over a.
+func invert(c result.Comparison) result.Comparison {
+	c.Ratio = 1 / c.Ratio
+	if c.CILevel > 0 {
+		c.CILow, c.CIHigh = 1/c.CIHigh, 1/c.CILow
+	}
+	switch c.Direction {
+	case stats.Better:
+		c.Direction = stats.Worse
+	case stats.Worse:
+		c.Direction = stats.Better
+	case stats.Higher:
+		c.Direction = stats.Lower
+	case stats.Lower:
+		c.Direction = stats.Higher
+	}
+	return c
+}
+
+// pairEvidence is the comparison behind a pair: "0.62x [0.55, 0.70],
+// differs"; "one round, no test" without an interval.
+func pairEvidence(c result.Comparison) string {
+	if c.CILevel == 0 {
+		return fmt.Sprintf("%sx, one round, no test", fmtRatio(c.Ratio))
+	}
+	s := fmt.Sprintf("%sx [%s, %s], %s", fmtRatio(c.Ratio), fmtRatio(c.CILow), fmtRatio(c.CIHigh), stats.VerdictOf(c))
+	if stats.VerdictOf(c) == stats.Undecided && c.RoundsNeeded > 0 {
+		s += fmt.Sprintf(": ~%d rounds would decide", c.RoundsNeeded)
+	}
+	return s
 }
 
 // studyOrder is 1 when the study puts x above y (a larger ratio or
@@ -700,66 +780,92 @@ func (s seedRatio) String() string {
 
 func (m seedMeasure) ratioString() string {
 	s := fmtRatio(m.v) + "x"
+	if m.cmp != nil {
+		s = verdictMark(*m.cmp) + s
+	}
 	if m.hasCI {
 		s += " [" + fmtRatio(m.lo) + ", " + fmtRatio(m.hi) + "]"
 	}
 	return s
 }
 
-// side says where a ratio sits against the reference: above, below, or
-// within 5 % (≈); for a measure, ≈ when its interval holds 1.
-func (s seedRatio) side() int {
-	lo, hi := s.v, s.v
-	if s.isRange() {
-		lo, hi = s.lo, s.hi
-	}
-	switch {
-	case !math.IsNaN(lo) && lo > 1.05:
-		return 1
-	case !math.IsNaN(hi) && hi < 1/1.05:
-		return -1
-	case !math.IsNaN(lo) && !math.IsNaN(hi) || !s.isRange():
-		return 0
-	}
-	return 2 // open on both sides: no side
-}
-
-func (m seedMeasure) side() int {
-	lo, hi := m.v, m.v
-	if m.hasCI {
-		lo, hi = m.lo, m.hi
-	}
-	switch {
-	case lo > 1.05:
-		return 1
-	case hi < 1/1.05:
-		return -1
-	case lo <= 1 && hi >= 1 || m.v > 1/1.05 && m.v < 1.05:
-		return 0
-	}
-	return 3 // neither: the interval straddles the 5 % band, not 1
-}
-
-// agreement says whether cnperf's ratio agrees with the study's for a
-// row: within a published range, or on the same side of the reference.
+// agreement says how cnperf's ratio for a row compares with the study's
+// in size: "same size" when the study's ratio lies inside cnperf's
+// interval (or its range meets it) and cnperf shows a change against the
+// reference (or, for a study's "no change", shows equivalence); an
+// interval that also holds 1 shows neither; otherwise, by cnperf's verdict against
+// the reference, "same direction, N times the study's cost" (or gain),
+// "opposite direction", "level here", or not shown either way.
 func agreement(s seedRatio, m seedMeasure) string {
-	if s.isRange() && !math.IsNaN(s.lo) && !math.IsNaN(s.hi) {
+	if !m.hasCI {
+		return "one round: no interval to judge the size by"
+	}
+	verdict, better := stats.Undecided, result.HigherBetter
+	if m.cmp != nil {
+		verdict = stats.VerdictOf(*m.cmp)
+	}
+	if m.cell != nil && m.cell.fig.Better == result.LowerBetter {
+		better = result.LowerBetter
+	}
+	if s.isRange() {
+		lo, hi := s.lo, s.hi
 		switch {
-		case m.v < s.lo:
-			return "below the study's range"
-		case m.v > s.hi:
-			return "above the study's range"
+		case math.IsNaN(lo) && math.IsNaN(hi):
+			return "-"
+		case (math.IsNaN(lo) || m.hi >= lo) && (math.IsNaN(hi) || m.lo <= hi):
+			if !math.IsNaN(lo) && !math.IsNaN(hi) {
+				return "same size (meets the study's range)"
+			}
+			if (math.IsNaN(lo) || m.lo >= lo) && (math.IsNaN(hi) || m.hi <= hi) {
+				return "within the study's bound"
+			}
+			return "not shown either side of the study's bound"
+		case !math.IsNaN(hi) && m.hi < hi:
+			return "below the study's " + rangeWord(s) + " (" + verdictWord(verdict) + " against the reference)"
 		}
-		return "within the study's range"
+		return "above the study's " + rangeWord(s) + " (" + verdictWord(verdict) + " against the reference)"
 	}
-	ss, ms := s.side(), m.side()
-	switch {
-	case ss == 2 || ms == 3:
-		return "-"
-	case ss == ms:
-		return "same side of 1"
-	case ms == 0:
-		return "≈ 1 here (not significant)"
+	if m.lo <= s.v && s.v <= m.hi {
+		switch {
+		case verdict == stats.Differs, verdict == stats.Equivalent && math.Abs(s.v-1) <= m.cmp.MinEffect:
+			return "same size"
+		case m.lo <= 1 && 1 <= m.hi:
+			return "not shown: the interval holds the study's ratio and 1 (no change)"
+		}
+		return "the study's size not ruled out, no verdict against the reference here"
 	}
-	return "opposite side of 1"
+	switch verdict {
+	case stats.Equivalent:
+		if math.Abs(s.v-1) <= m.cmp.MinEffect {
+			return "same size (level here, as in the study)"
+		}
+		return "level here (within 5 %), not the study's size"
+	case stats.Undecided:
+		return "not the study's size, and no verdict against the reference here"
+	}
+	if s.v == 1 {
+		return "differs here; the study: no change"
+	}
+	if (s.v < 1) != (m.v < 1) {
+		return "opposite direction"
+	}
+	what := "gain"
+	if (s.v < 1) == (better == result.HigherBetter) {
+		what = "cost"
+	}
+	return fmt.Sprintf("same direction, %s times the study's %s", fmtRatio(math.Abs(m.v-1)/math.Abs(s.v-1)), what)
+}
+
+func rangeWord(s seedRatio) string {
+	if math.IsNaN(s.lo) || math.IsNaN(s.hi) {
+		return "bound"
+	}
+	return "range"
+}
+
+func verdictWord(v string) string {
+	if v == stats.Differs {
+		return "differs"
+	}
+	return v
 }

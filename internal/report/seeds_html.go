@@ -16,9 +16,9 @@ import (
 // numbers as printed, the ratios on both sides and a chart of them.
 func seedSection(ins []Input) section {
 	sec := section{ID: "studies", Title: "Against the studies",
-		Intro: "The source studies' own numbers (seeds/*.txt, transcribed in internal/report/seeddata.go with where each was read) beside this run's for the same rows. The hardware differs, so only relative figures are compared: each row's ratio to the study's reference row, cnperf's paired by round with its 95 % interval. An ordering reproduces when every pair of rows the study orders (more than 5 % apart, or by rank) comes in the same order here; within noise when the opposite order is within each other's intervals."}
+		Intro: "The source studies' own numbers (seeds/*.txt, transcribed in internal/report/seeddata.go with where each was read) beside this run's for the same rows. The hardware differs, so only relative figures are compared: each row's ratio to the study's reference row, cnperf's the geometric mean of the per-round ratios with its 95 % interval. Every pair of rows the study orders (more than 5 % apart, or by rank) is compared here cell against cell, paired by round: shown in the study's order when it differs that way (p < 0.05, the interval clear of 1 ± 5 %). An ordering reproduces only when every pair is shown; same order, not shown when none goes against it but some are undecided; opposite, within noise when some come the other way without being shown to; does not reproduce only when a pair differs the other way. Each row's size: same size when the study's ratio lies inside cnperf's interval; otherwise how many times the study's cost (or gain) cnperf's shown change is."}
 	overlay := len(ins) > 1
-	summary := htmlTable{Head: []string{"study table", "source", "reproduced by", "pairs of rows ordered", "same order here", "ordering", "per figure (same order / pairs)"}}
+	summary := htmlTable{Head: []string{"study table", "source", "reproduced by", "pairs of rows the study orders", "shown in its order", "same order, not shown", "opposite, not shown", "shown opposite", "ordering", "per figure"}}
 	for _, in := range ins {
 		for _, sr := range CompareSeeds(in.Run) {
 			t := sr.Table
@@ -26,16 +26,20 @@ func seedSection(ins []Input) section {
 			if overlay {
 				title = in.Name + ": " + title
 			}
-			pairs, agree := 0, 0
+			var n [5]int
 			var per []string
 			for _, cr := range sr.Columns {
-				pairs, agree = pairs+cr.Pairs, agree+cr.Agree
+				n[0] += cr.Pairs
+				n[1] += len(cr.Shown)
+				n[2] += len(cr.SameNotShown)
+				n[3] += len(cr.OppositeNotShown)
+				n[4] += len(cr.Against)
 				if len(sr.Columns) > 1 {
-					per = append(per, fmt.Sprintf("%s %d/%d", cr.Column.Label, cr.Agree, cr.Pairs))
+					per = append(per, fmt.Sprintf("%s: %s (%d of %d shown)", cr.Column.Label, cr.Verdict, len(cr.Shown), cr.Pairs))
 				}
 			}
 			summary.Rows = append(summary.Rows, []string{title, t.Source + ", " + t.ID, "cnperf run --suite " + t.Suite,
-				strconv.Itoa(pairs), strconv.Itoa(agree), overallVerdict(sr), strings.Join(per, "; ")})
+				strconv.Itoa(n[0]), strconv.Itoa(n[1]), strconv.Itoa(n[2]), strconv.Itoa(n[3]), strconv.Itoa(n[4]), overallVerdict(sr), strings.Join(per, "; ")})
 			sec.Subs = append(sec.Subs, seedPart(in, overlay, sr))
 		}
 	}
@@ -61,7 +65,7 @@ func seedPart(in Input, overlay bool, sr SeedResult) section {
 	var head []string
 	switch {
 	case t.ratioForm():
-		head = []string{"study row", "figure", "study, as published", "study: ratio to " + ref, "cnperf cell", "cnperf median", "cnperf: ratio to " + ref + " [95 %]", "rounds", "against the study"}
+		head = []string{"study row", "figure", "study, as published", "study: ratio to " + ref, "cnperf cell", "cnperf median", "cnperf: ratio to " + ref + " [95 %] (= equivalent, ? undecided, no mark: differs)", "rounds", "size against the study"}
 	case t.Form == Difference:
 		head = []string{"study row", "figure", "study: minus " + ref + " (" + t.Unit + ")", "cnperf cell", "cnperf median", "cnperf: minus " + ref + " [95 %]", "rounds"}
 	default:
@@ -135,24 +139,7 @@ func seedPart(in Input, overlay bool, sr SeedResult) section {
 	}
 	p.Tables = append(p.Tables, tab)
 	for _, cr := range sr.Columns {
-		line := cr.Column.Label + ": "
-		switch {
-		case cr.Pairs == 0:
-			line += "the study orders no two of the rows measured here."
-		default:
-			line += fmt.Sprintf("of %d pairs of rows the study orders, %d come in the same order here", cr.Pairs, cr.Agree)
-			if cr.Noise > 0 {
-				line += fmt.Sprintf(", %d in the opposite order within each other's intervals", cr.Noise)
-			}
-			if len(cr.Untested) > 0 {
-				line += fmt.Sprintf(", %d in the opposite order without an interval to judge it (%s)", len(cr.Untested), strings.Join(cr.Untested, "; "))
-			}
-			if len(cr.Against) > 0 {
-				line += fmt.Sprintf(", %d in the opposite order beyond their intervals (%s)", len(cr.Against), strings.Join(cr.Against, "; "))
-			}
-			line += ": the ordering " + cr.Verdict + "."
-		}
-		p.Notes = append(p.Notes, line)
+		p.Notes = append(p.Notes, orderingNote(cr))
 	}
 	if len(sr.Missing) > 0 {
 		p.Notes = append(p.Notes, "Study rows without a cnperf cell here: "+strings.Join(sr.Missing, "; ")+".")
@@ -187,10 +174,34 @@ func chartCategory(t SeedTable, row SeedRow, col SeedColumn, k result.CellKey) s
 	return s
 }
 
+// orderingNote says, for one figure, what cnperf shows of the study's
+// order: how many pairs, which are shown, which not, and the verdict.
+func orderingNote(cr SeedColumnResult) string {
+	line := cr.Column.Label + ": "
+	if cr.Pairs == 0 {
+		return line + "the study orders no two of the rows measured here."
+	}
+	line += fmt.Sprintf("of %d pairs of rows the study orders, %d shown in its order here", cr.Pairs, len(cr.Shown))
+	for _, l := range []struct {
+		what  string
+		pairs []string
+	}{
+		{"shown", cr.Shown},
+		{"in its order, not shown", cr.SameNotShown},
+		{"in the opposite order (or level), not shown", cr.OppositeNotShown},
+		{"shown in the opposite order", cr.Against},
+	} {
+		if len(l.pairs) > 0 {
+			line += fmt.Sprintf("; %s: %s", l.what, strings.Join(l.pairs, "; "))
+		}
+	}
+	return line + ". The ordering: " + cr.Verdict + "."
+}
+
 // overallVerdict is a table's verdict over its figures: the worst of them
-// (a contradiction, then an untested opposite order, then noise).
+// (a contradiction shown, then an opposite order, then one not shown).
 func overallVerdict(sr SeedResult) string {
-	rank := map[string]int{VerdictNot: 4, VerdictUntested: 3, VerdictNoise: 2, VerdictReproduces: 1, VerdictNothing: 0}
+	rank := map[string]int{VerdictNot: 5, VerdictOpposite: 4, VerdictOppositeUntested: 3, VerdictNotShown: 2, VerdictReproduces: 1, VerdictNothing: 0}
 	v := VerdictNothing
 	for _, cr := range sr.Columns {
 		if rank[cr.Verdict] > rank[v] {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
 )
 
 // seedRun makes a run of rounds of cross-host tcp_stream at 256 B, the
@@ -57,12 +58,14 @@ func TestSeedOrdering(t *testing.T) {
 		{"same order", 4, map[string]float64{"baseline": 1, "host": 1, "nat": 0.6, "vxlan": 0.3}, VerdictReproduces, ""},
 		{"swapped", 4, map[string]float64{"baseline": 1, "host": 1, "nat": 0.3, "vxlan": 0.6}, VerdictNot, "NAT (nat) < overlays (average) (vxlan)"},
 		// one round has no interval: an opposite order is not a tested one
-		{"swapped, one round", 1, map[string]float64{"baseline": 1, "host": 1, "nat": 0.3, "vxlan": 0.6}, VerdictUntested, ""},
+		{"swapped, one round", 1, map[string]float64{"baseline": 1, "host": 1, "nat": 0.3, "vxlan": 0.6}, VerdictOppositeUntested, ""},
+		// the same order with one round: nothing is shown
+		{"same order, one round", 1, map[string]float64{"baseline": 1, "host": 1, "nat": 0.6, "vxlan": 0.3}, VerdictNotShown, ""},
 	} {
 		sr := seedResult(t, seedRun(c.rounds, 0.01, c.rel), "001-tcp-256")
 		cr := sr.Columns[0]
 		if cr.Verdict != c.verdict {
-			t.Errorf("%s: verdict %q, want %q (pairs %d, agree %d, against %v)", c.name, cr.Verdict, c.verdict, cr.Pairs, cr.Agree, cr.Against)
+			t.Errorf("%s: verdict %q, want %q (%s)", c.name, cr.Verdict, c.verdict, orderingNote(cr))
 		}
 		if c.against != "" && !strings.Contains(strings.Join(cr.Against, "; "), c.against) {
 			t.Errorf("%s: against %v, want %q", c.name, cr.Against, c.against)
@@ -85,12 +88,51 @@ func TestSeedOrdering(t *testing.T) {
 	}
 }
 
-// TestSeedOrderingNoise: two rows in the opposite order but within each
-// other's intervals reproduce "within noise", not "does not reproduce".
+// TestSeedOrderingNoise: two rows in the opposite order without a
+// difference shown are "opposite, within noise", not "does not
+// reproduce"; in the study's order without one shown, "same order, not
+// shown", never "reproduces".
 func TestSeedOrderingNoise(t *testing.T) {
-	sr := seedResult(t, seedRun(4, 0.3, map[string]float64{"baseline": 1, "nat": 0.2, "vxlan": 0.24}), "001-tcp-256")
-	if v := sr.Columns[0].Verdict; v != VerdictNoise {
-		t.Errorf("verdict %q, want %q (%+v)", v, VerdictNoise, sr.Columns[0])
+	for _, c := range []struct {
+		rel     map[string]float64
+		verdict string
+	}{
+		{map[string]float64{"baseline": 1, "nat": 0.2, "vxlan": 0.24}, VerdictOpposite},
+		{map[string]float64{"baseline": 1, "nat": 0.24, "vxlan": 0.2}, VerdictNotShown},
+	} {
+		sr := seedResult(t, seedRun(4, 0.3, c.rel), "001-tcp-256")
+		if v := sr.Columns[0].Verdict; v != c.verdict {
+			t.Errorf("%v: verdict %q, want %q (%s)", c.rel, v, c.verdict, orderingNote(sr.Columns[0]))
+		}
+	}
+}
+
+// TestSeedSize: a row's size against the study's: the same when the
+// study's ratio lies inside cnperf's interval, else how many times the
+// study's cost (issue 22: bridge's upload at 0.21x against the study's
+// 0.82x is a four times larger cost, not a reproduction).
+func TestSeedSize(t *testing.T) {
+	fig := result.FigThroughput
+	for _, c := range []struct {
+		name   string
+		study  float64
+		v      float64
+		lo, hi float64
+		cmp    string // the verdict against the reference
+		want   string
+	}{
+		{"inside", 0.82, 0.80, 0.70, 0.90, stats.Differs, "same size"},
+		{"inside, and 1 too", 0.64, 0.40, 0.11, 1.42, stats.Undecided, "not shown: the interval holds the study's ratio and 1 (no change)"},
+		{"four times the cost", 0.82, 0.21, 0.16, 0.29, stats.Differs, "same direction, 4.39 times the study's cost"},
+		{"opposite", 0.82, 1.3, 1.2, 1.4, stats.Differs, "opposite direction"},
+		{"undecided", 0.64, 0.95, 0.85, 1.06, stats.Undecided, "not the study's size, and no verdict against the reference here"},
+		{"level, as the study", 1, 1.02, 1.01, 1.04, stats.Equivalent, "same size (level here, as in the study)"},
+	} {
+		m := seedMeasure{cell: &seedCell{fig: fig}, v: c.v, lo: c.lo, hi: c.hi, hasCI: true,
+			cmp: &result.Comparison{Ratio: c.v, CILow: c.lo, CIHigh: c.hi, CILevel: 0.95, Verdict: c.cmp, MinEffect: 0.05}}
+		if got := agreement(seedRatio{v: c.study, lo: math.NaN(), hi: math.NaN()}, m); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }
 

@@ -115,7 +115,7 @@ func Sizes(w io.Writer, run *result.Run) {
 	}
 	tw.Flush()
 	if len(sizes) > 1 {
-		fmt.Fprintln(w, "growth: the figure at the largest size over the smallest, the median of the rounds'; vs baseline: that growth over the baseline's (same placement, paired by round), its 95% interval; ≈: not significant")
+		fmt.Fprintln(w, "growth: the figure at the largest size over the smallest, the median of the rounds'; vs baseline: that growth over the baseline's (same placement, paired by round), the geometric mean of the per-round ratios with its 95% interval; no mark: differs, =: equivalent (within 5 %), ?: undecided")
 	}
 }
 
@@ -152,8 +152,6 @@ func growthCells(g, base map[int]float64, isBase bool) string {
 	if c.CILevel > 0 {
 		vs += fmt.Sprintf(" [%.2f, %.2f]", c.CILow, c.CIHigh)
 	}
-	if !c.Significant {
-		vs = "≈" + vs
-	}
+	vs = verdictMark(c) + vs
 	return out + "\t" + vs
 }

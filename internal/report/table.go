@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -130,8 +131,9 @@ func measured(results []result.Result, wl string, f result.Figure) bool {
 // in the same placement. Steps of multi-step workloads (a rate ladder, a
 // size sweep) get a table each. Repeated measurements are averaged, n>1
 // adding the spread; a run with Summaries (interleaved rounds) shows each
-// figure's median and the ratio's interval, ≈ marking no significant
-// difference, and a legend naming the test.
+// figure's median and the paired ratio with its interval and its
+// verdict's mark, and a legend naming the estimator, the test and what
+// would decide the undecided ratios.
 func Table(w io.Writer, run *result.Run) {
 	if run.Incomplete {
 		fmt.Fprintln(w, Incomplete(run))
@@ -183,7 +185,8 @@ func Table(w io.Writer, run *result.Run) {
 	if len(sums) > 0 {
 		legend(w, run)
 	} else {
-		fmt.Fprintln(w, "(x) is the ratio to baseline in the same placement: above 1 is more throughput or transactions.")
+		fmt.Fprintln(w, "(x) is the ratio of the mean to the baseline's in the same placement, with no rounds to pair and no test:")
+		fmt.Fprintln(w, "every ratio is ? undecided; above 1 is more throughput or transactions.")
 	}
 	// last, where a reader finishing the page sees them
 	for _, m := range run.Warnings {
@@ -219,7 +222,8 @@ func indexSummaries(ss []result.Summary) map[sumKey]result.Summary {
 }
 
 // legend explains a table of medians: what the ratio and its interval
-// are, and what ≈ means, from the run's own comparisons.
+// are, what each verdict's mark means, and for the undecided ratios how
+// many rounds would decide them, from the run's own comparisons.
 func legend(w io.Writer, run *result.Run) {
 	n, level := run.Rounds, 0.0
 	var c *result.Comparison
@@ -228,30 +232,64 @@ func legend(w io.Writer, run *result.Run) {
 		if level == 0 {
 			level = s.CILevel
 		}
-		if c == nil && s.VsBaseline != nil {
+		if c == nil && s.VsBaseline != nil && s.VsBaseline.CILevel > 0 {
 			c = s.VsBaseline
 		}
 	}
 	if level == 0 {
 		level = 0.95
 	}
-	if n < 2 {
-		fmt.Fprintln(w, "one round: (x) is the ratio to baseline in the same placement, with no interval and no test, so every")
-		fmt.Fprintln(w, "difference is marked ≈ (run --repeat 3 or more for intervals and verdicts).")
+	if n < 2 || c == nil {
+		fmt.Fprintln(w, "one round: (x) is the ratio to baseline in the same placement (cell ÷ baseline in that round), with no")
+		fmt.Fprintln(w, "interval and no test, so every ratio is ? undecided (run --repeat 3 or more for intervals and verdicts).")
 		noise(w, run)
 		return
 	}
-	fmt.Fprintf(w, "figures are medians over %d rounds; (x) is the ratio to baseline in the same placement (the median of\n", n)
-	fmt.Fprintf(w, "the per-round ratios) and [lo, hi] its %g%% interval: above 1 is more throughput or transactions.\n", 100*level)
-	if c != nil {
-		fmt.Fprintf(w, "≈: no significant difference (%s over %d rounds, p<%g and ≥%g %% effect)\n", c.Test, n, c.Alpha, 100*c.MinEffect)
+	e := 100 * c.MinEffect
+	fmt.Fprintf(w, "figures are medians over %d rounds. (x) is the paired ratio to baseline in the same placement: the geometric\n", n)
+	fmt.Fprintln(w, "mean of the per-round ratios (cell ÷ baseline of the same round), not the quotient of the two medians shown;")
+	fmt.Fprintf(w, "[lo, hi] is its %g%% interval (%s); above 1 is more throughput or transactions.\n", 100*level, c.Test)
+	fmt.Fprintf(w, "verdicts (p<%g, minimum effect %g %%): no mark = differs (the interval clear of [%.2f, %.2f]); = equivalent\n", c.Alpha, e, 1-c.MinEffect, 1+c.MinEffect)
+	fmt.Fprintf(w, "(the whole interval inside [%.2f, %.2f]); ? undecided: neither a difference nor an equivalence is shown.\n", 1-c.MinEffect, 1+c.MinEffect)
+	if d := toDecide(run); d != "" {
+		fmt.Fprintln(w, "? more rounds would decide (--repeat N); at the spread seen, about: "+d)
 	}
 	noise(w, run)
 }
 
+// toDecide lists the undecided ratios the table prints, each with the
+// rounds that would decide it at the spread seen.
+func toDecide(run *result.Run) string {
+	var parts []string
+	for _, s := range run.Summaries {
+		c := s.VsBaseline
+		if c == nil || c.CILevel == 0 || stats.VerdictOf(*c) != stats.Undecided {
+			continue
+		}
+		f, ok := figureOf(s.Cell.Workload, s.Figure)
+		if !ok || !f.Ratio || searchStep(s.Cell.Step) {
+			continue
+		}
+		k := "more than 1000"
+		if c.RoundsNeeded > 0 {
+			k = strconv.Itoa(c.RoundsNeeded)
+		}
+		name := s.Cell.Network + " " + s.Cell.Placement + " " + s.Cell.Workload
+		if s.Cell.LB != "" {
+			name += " lb=" + s.Cell.LB
+		}
+		if s.Cell.Step != "" {
+			name += " " + s.Cell.Step
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s", name, f.Label, k))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // noise prints how much the reference cells' rates moved between rounds
-// (their coefficient of variation): the reader's measure of the machine's
-// noise, which the run warns about above stats.NoisyCV.
+// (their coefficient of variation, and its upper confidence bound): the
+// reader's measure of the machine's noise, which the run warns about when
+// the bound is above stats.NoisyCV.
 func noise(w io.Writer, run *result.Run) {
 	defer speedLegend(w, run)
 	var parts []string
@@ -261,12 +299,12 @@ func noise(w io.Writer, run *result.Run) {
 		if s.Cell.Step != "" {
 			cell += " " + s.Cell.Step
 		}
-		parts = append(parts, fmt.Sprintf("%s %s %.1f%%", cell, summaryLabel(s), 100*s.CV))
+		parts = append(parts, fmt.Sprintf("%s %s %.1f%% (≤%.0f%%)", cell, summaryLabel(s), 100*s.CV, 100*stats.CVUpper(s.CV, s.N, stats.CVLevel)))
 	}
 	if len(parts) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "noise: baseline's spread between rounds (CV): %s (warned above %g%%)\n", strings.Join(parts, ", "), 100*stats.NoisyCV)
+	fmt.Fprintf(w, "noise: baseline's spread between rounds (CV, and its %g%% upper bound): %s (warned when a bound is above %g%%)\n", 100*stats.CVLevel, strings.Join(parts, ", "), 100*stats.NoisyCV)
 }
 
 // summaryLabel is the label of a summary's figure ("trans/s").
@@ -279,13 +317,11 @@ func summaryLabel(s result.Summary) string {
 	return s.Figure
 }
 
-// ratio prints a comparison: 1.12x when significant, ≈1.02x when not,
-// with its interval.
+// ratio prints a comparison with its verdict's mark and its interval:
+// 0.82x [0.78, 0.86] differs, =1.01x [0.98, 1.03] equivalent, ?0.84x
+// [0.73, 0.97] undecided.
 func ratio(c result.Comparison) string {
-	s := fmt.Sprintf("%.2fx", c.Ratio)
-	if !c.Significant {
-		s = "≈" + s
-	}
+	s := verdictMark(c) + fmt.Sprintf("%.2fx", c.Ratio)
 	if c.Speed != nil && c.Speed.Method == result.SpeedUnmatched {
 		s += MarkSpeedsDiffer
 	}
@@ -322,6 +358,18 @@ func speedLegend(w io.Writer, run *result.Run) {
 			break
 		}
 	}
+}
+
+// verdictMark is the mark a printed comparison carries: none when it
+// differs, "=" when it is equivalent, "?" when undecided.
+func verdictMark(c result.Comparison) string {
+	switch stats.VerdictOf(c) {
+	case stats.Differs:
+		return ""
+	case stats.Equivalent:
+		return "="
+	}
+	return "?"
 }
 
 func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary, slow map[result.CellKey]int) {
@@ -409,9 +457,9 @@ func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary,
 			if n > 1 {
 				cell += fmt.Sprintf("±%.0f%%", 100*sd/math.Max(v, 1e-12))
 			}
-			if c.fig.Ratio {
+			if c.fig.Ratio && k != base {
 				if b, _, _, ok := mean(vals[base][c.workload], get); ok && b > 0 {
-					cell += fmt.Sprintf(" (%.2fx)", v/b)
+					cell += fmt.Sprintf(" (?%.2fx)", v/b) // no rounds: no test
 				}
 			}
 			row = append(row, cell)
@@ -458,7 +506,7 @@ func replicas(w io.Writer, run *result.Run) {
 	if len(lines) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nreal / replica (the lab's same network, interleaved in this run; median of per-round ratios):")
+	fmt.Fprintln(w, "\nreal / replica (the lab's same network, interleaved in this run; the geometric mean of the per-round ratios; marks as in the table):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, l := range lines {
 		fmt.Fprintln(tw, l)

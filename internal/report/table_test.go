@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
 )
 
 func rr(net, pl string, tps float64) result.Result {
@@ -33,7 +34,7 @@ func TestTableRatiosAndOrder(t *testing.T) {
 	if !strings.HasPrefix(lines[1], "baseline  same-host") {
 		t.Errorf("same-host rows must come first:\n%s", out)
 	}
-	for _, want := range []string{"10.0k (0.50x)", "0.50 (0.25x)", "error: nat cross-host tcp_rr: client: boom", "skipped ipvlan: needs CONFIG_IPVLAN"} {
+	for _, want := range []string{"10.0k (?0.50x)", "0.50 (?0.25x)", "error: nat cross-host tcp_rr: client: boom", "skipped ipvlan: needs CONFIG_IPVLAN", "every ratio is ? undecided"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -84,8 +85,10 @@ func TestFiguresOfUnknownWorkload(t *testing.T) {
 }
 
 // TestSummariesTable checks the table of an interleaved run: medians, the
-// ratio marked ≈ unless significant, its interval, warnings and the legend
-// with the test the run used; and the CPU column only where measured.
+// ratio with its verdict's mark (an older file's comparisons: significant
+// is differs, an interval inside the minimum effect equivalent), its
+// interval, warnings and the legend with the test the run used; and the
+// CPU column only where measured.
 func TestSummariesTable(t *testing.T) {
 	cell := func(net string) result.CellKey {
 		return result.CellKey{Network: net, Workload: "tcp_rr", Placement: "cross-host"}
@@ -100,7 +103,7 @@ func TestSummariesTable(t *testing.T) {
 	}
 	cmp := func(ratio float64, sig bool) *result.Comparison {
 		return &result.Comparison{Against: cell("baseline"), Ratio: ratio, CILow: ratio - 0.03, CIHigh: ratio + 0.04,
-			P: 0.2, Test: "Wilcoxon signed-rank", Alpha: 0.01, MinEffect: 0.1, Significant: sig}
+			P: 0.2, Test: "Wilcoxon signed-rank", Alpha: 0.01, MinEffect: 0.1, Significant: sig, CILevel: 0.9}
 	}
 	run := &result.Run{Rounds: 3, Results: rs, Warnings: []string{"noisy machine"}, Summaries: []result.Summary{
 		{Cell: cell("baseline"), Figure: result.KeyTransactions, N: 3, Median: 20000, CILevel: 0.9},
@@ -113,15 +116,15 @@ func TestSummariesTable(t *testing.T) {
 	out := b.String()
 	t.Log("\n" + out)
 	for _, want := range []string{
-		"20.0k  ", "11.0k (0.55x [0.52, 0.59])", "20.4k (≈1.02x [0.99, 1.06])", "12.5", "warning: noisy machine",
-		"medians over 3 rounds", "its 90% interval",
-		"≈: no significant difference (Wilcoxon signed-rank over 3 rounds, p<0.01 and ≥10 % effect)",
+		"20.0k  ", "11.0k (0.55x [0.52, 0.59])", "20.4k (=1.02x [0.99, 1.06])", "12.5", "warning: noisy machine",
+		"medians over 3 rounds", "its 90% interval (Wilcoxon signed-rank)",
+		"verdicts (p<0.01, minimum effect 10 %): no mark = differs (the interval clear of [0.90, 1.10]); = equivalent",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q", want)
 		}
 	}
-	if strings.Contains(out, "CPU") || strings.Contains(out, "(x) is the ratio to baseline in the same placement: above") {
+	if strings.Contains(out, "CPU") || strings.Contains(out, "one round:") {
 		t.Error("a CPU column without CPU figures, or the one-round legend")
 	}
 	// the machine's figure alone (a run file from before the cell's) is a
@@ -160,5 +163,71 @@ func TestIncompleteLine(t *testing.T) {
 	Table(&b, &result.Run{CellsPlanned: 4, CellsDone: 4})
 	if strings.Contains(b.String(), "incomplete") {
 		t.Errorf("a complete run called incomplete: %q", b.String())
+	}
+}
+
+// TestTableVerdicts: a table over synthetic paired rounds gives each ratio
+// the verdict its interval shows, with the mark and the legend that say
+// so, and the JSON the verdict's word: per-round ratios {0.809, 0.820,
+// 0.899} (p = 0.035, interval [0.73, 0.97]) are undecided, not "no
+// difference"; {1.00, 1.01, 0.99} are equivalent; {0.60, 0.62, 0.61}
+// differ; one round is undecided, with no interval.
+func TestTableVerdicts(t *testing.T) {
+	mk := func(ratios map[string][]float64) *result.Run {
+		run := &result.Run{Schema: result.Schema}
+		for round := 1; round <= len(ratios["bridge"]); round++ {
+			base := 10000 * (1 + 0.1*float64(round%2)) // the machine's drift, shared by the round
+			for _, n := range []string{"baseline", "bridge", "host", "nat"} {
+				r := rr(n, "cross-host", base)
+				if n != "baseline" {
+					r = rr(n, "cross-host", base*ratios[n][round-1])
+				}
+				r.Round = round
+				run.Results = append(run.Results, r)
+			}
+		}
+		run.Rounds = len(ratios["bridge"])
+		stats.Summarize(run, FiguresOf)
+		return run
+	}
+	run := mk(map[string][]float64{
+		"bridge": {0.809, 0.820, 0.899},
+		"host":   {1.00, 1.01, 0.99},
+		"nat":    {0.60, 0.62, 0.61},
+	})
+	var b bytes.Buffer
+	Table(&b, run)
+	out := b.String()
+	t.Log("\n" + out)
+	verdicts := map[string]string{}
+	for _, s := range run.Summaries {
+		if s.Figure == result.KeyTransactions && s.VsBaseline != nil {
+			verdicts[s.Cell.Network] = s.VsBaseline.Verdict
+		}
+	}
+	for net, want := range map[string]string{"bridge": stats.Undecided, "host": stats.Equivalent, "nat": stats.Differs} {
+		if verdicts[net] != want {
+			t.Errorf("%s: verdict %q in the JSON, want %q", net, verdicts[net], want)
+		}
+	}
+	for _, want := range []string{
+		"(?0.84x [0.73, 0.97])", "(=1.00x [0.98, 1.03])", "(0.61x [0.59, 0.64])",
+		"the paired ratio to baseline in the same placement: the geometric",
+		"mean of the per-round ratios (cell ÷ baseline of the same round), not the quotient of the two medians shown;",
+		"no mark = differs (the interval clear of [0.95, 1.05]); = equivalent",
+		"(the whole interval inside [0.95, 1.05]); ? undecided: neither a difference nor an equivalence is shown.",
+		"? more rounds would decide (--repeat N); at the spread seen, about: bridge cross-host tcp_rr trans/s 4",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	one := mk(map[string][]float64{"bridge": {0.809}, "host": {1.0}, "nat": {0.6}})
+	b.Reset()
+	Table(&b, one)
+	for _, want := range []string{"(?0.81x)", "(?1.00x)", "(?0.60x)", "with no", "interval and no test, so every ratio is ? undecided"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("one round: table lacks %q:\n%s", want, b.String())
+		}
 	}
 }

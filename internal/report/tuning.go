@@ -93,9 +93,7 @@ func Tuning(w io.Writer, run *result.Run) {
 				lo, hi := pct(a.vs.CILow), pct(a.vs.CIHigh)
 				ch += fmt.Sprintf(" [%+.1f, %+.1f]", math.Min(lo, hi), math.Max(lo, hi))
 			}
-			if !a.vs.Significant {
-				ch = "≈" + ch
-			}
+			ch = verdictMark(*a.vs) + ch
 		}
 		step := k.cell.Step
 		if step == "" {
@@ -105,5 +103,5 @@ func Tuning(w io.Writer, run *result.Run) {
 			none, a.fig.Label, format(a.fig, median(a.tuned)), ch)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "change: tuned against none (the median of the per-round ratios, minus 1); ≈: not significant; what each profile did is in the JSON's environment.tunings")
+	fmt.Fprintln(w, "change: tuned against none (the geometric mean of the per-round ratios, minus 1; the median in files written before it); no mark: differs, =: equivalent (within 5 %), ?: undecided; what each profile did is in the JSON's environment.tunings")
 }

@@ -101,31 +101,49 @@ func (r Result) Key() CellKey {
 	return CellKey{Network: r.Network, Workload: r.Workload, Placement: r.Placement, LB: r.LB, Services: r.Services, Step: r.Step, Backend: r.Backend}
 }
 
-// Comparison is a ratio between two cells' figure, paired by round, with
-// its interval and a verdict: Significant only when the test's p is below
-// Alpha and the interval clears the minimum effect.
+// Comparison is a ratio between two cells' figure (paired by round within a
+// run, or two runs' samples unpaired), with its interval and a verdict that
+// says what the data shows: Verdict "differs" (the interval is clear of
+// 1 ± MinEffect and p < Alpha), "equivalent" (the whole interval lies inside
+// 1 ± MinEffect: no change of MinEffect or more, shown) or "undecided"
+// (neither; one round is always undecided).
 type Comparison struct {
 	Against CellKey `json:"against"`
-	// Ratio is the median of the per-round ratios (paired), or the ratio of
-	// the two medians (unpaired: two runs).
-	Ratio  float64 `json:"ratio"`
-	CILow  float64 `json:"ci_low"`
-	CIHigh float64 `json:"ci_high"`
+	// Ratio is the estimate the interval is about: the geometric mean of
+	// the per-round ratios (paired), or the ratio of the two samples'
+	// geometric means (unpaired: two runs). Estimator names which; files
+	// written before it existed held the median of the per-round ratios
+	// (paired) or the ratio of the medians (unpaired).
+	Ratio     float64 `json:"ratio"`
+	Estimator string  `json:"estimator,omitempty"`
+	CILow     float64 `json:"ci_low"`
+	CIHigh    float64 `json:"ci_high"`
 	// CILevel is the interval's confidence (0.95); 0 when there is no
 	// interval (fewer than 2 rounds), and then Test says why.
 	CILevel float64 `json:"ci_level,omitempty"`
 	// N is the number of rounds compared: pairs (paired), or the first
 	// cell's samples (unpaired), NAgainst the other's.
-	N           int     `json:"n,omitempty"`
-	NAgainst    int     `json:"n_against,omitempty"`
-	P           float64 `json:"p"`
-	Test        string  `json:"test"`
-	Alpha       float64 `json:"alpha"`
-	MinEffect   float64 `json:"min_effect"` // e.g. 0.05 = 5 %
-	Significant bool    `json:"significant"`
-	// Verdict is "better", "worse" or "same" (no significant difference,
-	// printed as ≈), from the figure's direction.
+	N         int     `json:"n,omitempty"`
+	NAgainst  int     `json:"n_against,omitempty"`
+	P         float64 `json:"p"`
+	Test      string  `json:"test"`
+	Alpha     float64 `json:"alpha"`
+	MinEffect float64 `json:"min_effect"` // e.g. 0.05 = 5 %
+	// Significant is Verdict == "differs", kept for readers of older files.
+	Significant bool `json:"significant"`
+	// Verdict is "differs", "equivalent" or "undecided" (older files:
+	// "better", "worse" or "same"; stats.VerdictOf reads both).
 	Verdict string `json:"verdict"`
+	// Direction is the side of 1 the ratio lies on, in the figure's sense:
+	// "better" or "worse" ("higher" or "lower" for a figure without a
+	// direction); absent when the ratio is exactly 1. It is shown only
+	// when Verdict is "differs".
+	Direction string `json:"direction,omitempty"`
+	// RoundsNeeded, for an undecided comparison with a spread, is how many
+	// rounds (pairs; unpaired: on each side) would give a verdict if the
+	// ratio and the spread stayed as observed; absent when there is no
+	// estimate (one round, or more than 1000 rounds would not do).
+	RoundsNeeded int `json:"rounds_needed,omitempty"`
 	// Speed is how the samples were paired by the machine's speed, where
 	// both cells recorded it (MachineSpeed).
 	Speed *SpeedPairing `json:"speed,omitempty"`

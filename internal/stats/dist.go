@@ -163,3 +163,82 @@ func binomHalfCDF(k, n int) float64 {
 	}
 	return sum
 }
+
+// RegIncGamma is the regularized lower incomplete gamma function P(a, x),
+// for a > 0 and x >= 0: its series below a+1, its continued fraction
+// (modified Lentz) above, as in Numerical Recipes.
+func RegIncGamma(a, x float64) float64 {
+	switch {
+	case math.IsNaN(x) || a <= 0 || x < 0:
+		return math.NaN()
+	case x == 0:
+		return 0
+	case math.IsInf(x, 1):
+		return 1
+	}
+	lg, _ := math.Lgamma(a)
+	front := math.Exp(a*math.Log(x) - x - lg)
+	if x < a+1 {
+		sum, term := 1/a, 1/a
+		for n := 1; n < 1000; n++ {
+			term *= x / (a + float64(n))
+			sum += term
+			if math.Abs(term) < math.Abs(sum)*1e-16 {
+				break
+			}
+		}
+		return front * sum
+	}
+	const tiny = 1e-300
+	b := x + 1 - a
+	c, d := 1/tiny, 1/b
+	h := d
+	for i := 1; i < 1000; i++ {
+		an := -float64(i) * (float64(i) - a)
+		b += 2
+		d = an*d + b
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = b + an/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		del := d * c
+		h *= del
+		if math.Abs(del-1) < 1e-16 {
+			break
+		}
+	}
+	return 1 - front*h
+}
+
+// ChiSquareCDF is P(X <= x) for X chi-square with df > 0 degrees of freedom.
+func ChiSquareCDF(x, df float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	return RegIncGamma(df/2, x/2)
+}
+
+// ChiSquareQuantile is the x with ChiSquareCDF(x, df) = p, for 0 < p < 1,
+// by bisection.
+func ChiSquareQuantile(p, df float64) float64 {
+	if math.IsNaN(p) || p <= 0 || p >= 1 || df <= 0 {
+		return math.NaN()
+	}
+	lo, hi := 0.0, math.Max(1, df)
+	for ChiSquareCDF(hi, df) < p {
+		lo, hi = hi, hi*2
+	}
+	for i := 0; i < 200 && hi-lo > 1e-15*hi; i++ {
+		mid := (lo + hi) / 2
+		if ChiSquareCDF(mid, df) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}

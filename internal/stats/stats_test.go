@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/result"
@@ -125,10 +126,11 @@ func run(seed uint64, rounds int, ratio, sigma, drift float64, o Options, paired
 		if c.Significant {
 			out.significant++
 		}
-		switch c.Verdict {
-		case Better:
+		switch {
+		case c.Verdict != Differs:
+		case c.Direction == Better:
 			out.better++
-		case Worse:
+		case c.Direction == Worse:
 			out.worse++
 		}
 		if c.CILow <= ratio && ratio <= c.CIHigh {
@@ -231,18 +233,19 @@ func TestComparisonEdges(t *testing.T) {
 		better  result.Better
 		ok      bool
 		ratio   float64
-		verdict string
+		verdict string // "differs worse", "equivalent", "undecided"
 		level   float64
 	}{
 		{"no pairs", nil, nil, true, result.HigherBetter, false, 0, "", 0},
 		{"zero", []float64{0, 1}, []float64{1, 1}, true, result.HigherBetter, false, 0, "", 0},
-		{"one round", []float64{2}, []float64{1}, true, result.HigherBetter, true, 2, Same, 0},
-		{"same ratio every round", []float64{2, 4, 6}, []float64{1, 2, 3}, true, result.HigherBetter, true, 2, Better, 0.95},
-		{"same ratio, lower better", []float64{2, 4, 6}, []float64{1, 2, 3}, true, result.LowerBetter, true, 2, Worse, 0.95},
-		{"identical", []float64{5, 6}, []float64{5, 6}, true, result.HigherBetter, true, 1, Same, 0.95},
-		{"unequal lengths pair the first", []float64{2, 2, 9}, []float64{1, 1}, true, result.HigherBetter, true, 2, Better, 0.95},
-		{"welch one each", []float64{3}, []float64{1}, false, result.HigherBetter, true, 3, Same, 0},
-		{"welch constant sides", []float64{3, 3}, []float64{1, 1}, false, result.LowerBetter, true, 3, Worse, 0.95},
+		{"one round", []float64{2}, []float64{1}, true, result.HigherBetter, true, 2, Undecided, 0},
+		{"same ratio every round", []float64{2, 4, 6}, []float64{1, 2, 3}, true, result.HigherBetter, true, 2, "differs better", 0.95},
+		{"same ratio, lower better", []float64{2, 4, 6}, []float64{1, 2, 3}, true, result.LowerBetter, true, 2, "differs worse", 0.95},
+		{"identical", []float64{5, 6}, []float64{5, 6}, true, result.HigherBetter, true, 1, Equivalent, 0.95},
+		{"unequal lengths pair the first", []float64{2, 2, 9}, []float64{1, 1}, true, result.HigherBetter, true, 2, "differs better", 0.95},
+		{"no direction", []float64{2, 4, 6}, []float64{1, 2, 3}, true, "", true, 2, "differs higher", 0.95},
+		{"welch one each", []float64{3}, []float64{1}, false, result.HigherBetter, true, 3, Undecided, 0},
+		{"welch constant sides", []float64{3, 3}, []float64{1, 1}, false, result.LowerBetter, true, 3, "differs worse", 0.95},
 		{"welch empty", []float64{3}, nil, false, result.HigherBetter, false, 0, "", 0},
 	}
 	for _, c := range cases {
@@ -258,7 +261,11 @@ func TestComparisonEdges(t *testing.T) {
 			if !ok {
 				return
 			}
-			if math.Abs(got.Ratio-c.ratio) > 1e-12 || got.Verdict != c.verdict || got.CILevel != c.level {
+			v := got.Verdict
+			if v == Differs {
+				v += " " + got.Direction
+			}
+			if math.Abs(got.Ratio-c.ratio) > 1e-12 || v != c.verdict || got.CILevel != c.level || got.Significant != (got.Verdict == Differs) {
 				t.Errorf("got %+v, want ratio %g verdict %s level %g", got, c.ratio, c.verdict, c.level)
 			}
 			for _, v := range []float64{got.Ratio, got.CILow, got.CIHigh, got.P} {
@@ -267,5 +274,110 @@ func TestComparisonEdges(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVerdicts: the three verdicts on paired rounds, the cases of issue 22
+// among them: per-round ratios {0.809, 0.820, 0.899} have p = 0.035 and an
+// interval wholly below 1 that still reaches above 0.95: no 5 % effect is
+// shown, and no equivalence either: undecided, with the rounds that would
+// decide it at that spread.
+func TestVerdicts(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		ratios  []float64
+		verdict string
+		lo, hi  float64 // the interval, to 0.01
+		rounds  int     // RoundsNeeded
+	}{
+		{"issue 22: p < 0.05, interval reaches 0.95", []float64{0.809, 0.820, 0.899}, Undecided, 0.73, 0.97, 4},
+		{"clear of 1 ± 5 %", []float64{0.80, 0.82, 0.81, 0.79, 0.80}, Differs, 0.79, 0.82, 0},
+		{"inside [0.95, 1.05]", []float64{1.00, 1.01, 0.99, 1.00, 1.005}, Equivalent, 0.99, 1.01, 0},
+		{"wide around 1", []float64{0.8, 1.2, 1.0}, Undecided, 0.60, 1.63, 114},
+		{"one round", []float64{0.5}, Undecided, 0, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var a, b []float64
+			for _, r := range c.ratios {
+				a, b = append(a, 1000*r), append(b, 1000)
+			}
+			got, ok := Paired(a, b, result.HigherBetter, Default)
+			if !ok {
+				t.Fatal("no comparison")
+			}
+			gm := 1.0
+			for _, r := range c.ratios {
+				gm *= r
+			}
+			gm = math.Pow(gm, 1/float64(len(c.ratios)))
+			if math.Abs(got.Ratio-gm) > 1e-12 || got.Estimator != EstPaired {
+				t.Errorf("ratio %g (%s), want the geometric mean %g", got.Ratio, got.Estimator, gm)
+			}
+			if got.Verdict != c.verdict || math.Abs(got.CILow-c.lo) > 0.006 || math.Abs(got.CIHigh-c.hi) > 0.006 || got.RoundsNeeded != c.rounds {
+				t.Errorf("%s [%.3f, %.3f] p %.3f, %d rounds to decide; want %s [%.2f, %.2f], %d", got.Verdict, got.CILow, got.CIHigh, got.P, got.RoundsNeeded, c.verdict, c.lo, c.hi, c.rounds)
+			}
+			if got.CILevel > 0 && !(got.CILow <= got.Ratio && got.Ratio <= got.CIHigh) {
+				t.Errorf("the ratio %g is outside its own interval [%g, %g]", got.Ratio, got.CILow, got.CIHigh)
+			}
+		})
+	}
+}
+
+// TestRoundsNeeded: the estimate is what it says: with the ratio and the
+// spread held, that many rounds decide and one fewer does not.
+func TestRoundsNeeded(t *testing.T) {
+	base := []float64{0.809, 0.820, 0.899}
+	c, _ := Paired(base, []float64{1, 1, 1}, result.HigherBetter, Default)
+	k := c.RoundsNeeded
+	if k <= 3 {
+		t.Fatalf("rounds needed %d", k)
+	}
+	// k rounds with the same log mean and standard deviation
+	logs := logs(base)
+	m, sd := Mean(logs), StdDev(logs)
+	mk := func(n int) []float64 {
+		var xs []float64
+		for i := range n {
+			// ±sd·√((n-1)/n) alternately has sample SD sd (n even) or close
+			s := sd * math.Sqrt(float64(n-1)/float64(n))
+			if i%2 == 1 {
+				s = -s
+			}
+			xs = append(xs, math.Exp(m+s))
+		}
+		return xs
+	}
+	ones := func(n int) []float64 { return slices.Repeat([]float64{1}, n) }
+	if got, _ := Paired(mk(k+k%2), ones(k+k%2), result.HigherBetter, Default); got.Verdict == Undecided {
+		t.Errorf("%d rounds at the same spread: still undecided %+v", k+k%2, got)
+	}
+	if k > 4 {
+		if got, _ := Paired(mk(k-2+k%2), ones(k-2+k%2), result.HigherBetter, Default); got.Verdict != Undecided {
+			t.Errorf("%d rounds already decide: the estimate %d is too high", k-2+k%2, k)
+		}
+	}
+}
+
+func TestChiSquareQuantile(t *testing.T) {
+	// Table values: the 5 % and 95 % points of chi-square.
+	for _, c := range []struct{ p, df, want float64 }{
+		{0.05, 1, 0.00393}, {0.05, 2, 0.1026}, {0.05, 4, 0.7107}, {0.95, 2, 5.991}, {0.95, 10, 18.307}, {0.05, 29, 17.708},
+	} {
+		if got := ChiSquareQuantile(c.p, c.df); math.Abs(got-c.want) > 1e-3*math.Max(1, c.want) {
+			t.Errorf("chi-square %g quantile, %g df: %g, want %g", c.p, c.df, got, c.want)
+		}
+	}
+}
+
+func TestCVUpper(t *testing.T) {
+	// 3 rounds: the bound is the CV times √(2/0.1026) = 4.41
+	if got := CVUpper(0.02, 3, 0.95); math.Abs(got-0.02*4.415) > 1e-3 {
+		t.Errorf("CVUpper(2 %%, 3) = %g", got)
+	}
+	if got := CVUpper(0.02, 30, 0.95); got < 0.02 || got > 0.03 {
+		t.Errorf("CVUpper(2 %%, 30) = %g, want a little above 2 %%", got)
+	}
+	if !math.IsInf(CVUpper(0.02, 1, 0.95), 1) {
+		t.Error("one sample bounds nothing")
 	}
 }

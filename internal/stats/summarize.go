@@ -21,7 +21,27 @@ var DefaultFigures = []result.Figure{
 // its own, so with CV 10 % and 5 rounds a ratio is only known to ±17 %,
 // more than what separates host from bridge or bridge from an overlay's
 // routing variant (10-20 %); at 5 % it is ±9 %. A quiet machine shows 1-3 %.
+// The warning reads the CV's upper confidence bound (CVUpper), not the
+// point: three rounds cannot show a spread below 10 % unless their own CV
+// is below about 2.3 %.
 const NoisyCV = 0.10
+
+// CVLevel is the confidence of the CV's upper bound the noise warning reads.
+const CVLevel = 0.95
+
+// CVUpper is a one-sided upper confidence bound, at level, of the
+// coefficient of variation cv measured over n samples: the chi-square
+// bound of a normal sample's standard deviation, σ <= s·√((n-1)/χ²(1-level;
+// n-1)), applied to the CV with the mean taken as known (close enough for
+// a CV well below 1, which is where the warning's threshold sits). n < 2
+// gives +Inf: one sample bounds nothing.
+func CVUpper(cv float64, n int, level float64) float64 {
+	if n < 2 {
+		return math.Inf(1)
+	}
+	df := float64(n - 1)
+	return cv * math.Sqrt(df/ChiSquareQuantile(1-level, df))
+}
 
 // Prefixes of the warnings Summarize writes; it replaces its own warnings
 // (and only those) each time it runs, so calling it after every round of a
@@ -277,9 +297,10 @@ func compareCells(a, b []sample, better result.Better, o Options, sl slope) (res
 // interval and CV, and VsBaseline: the ratio to the Reference cell's same
 // figure, paired by round over the rounds both have. Files from before
 // rounds (Round 0) give one sample per result, compared unpaired. It
-// replaces the WarnNoisy and WarnFailed warnings in run.Warnings: a
-// reference cell's rate that varied more than NoisyCV between rounds, and
-// cells that failed in some rounds. It is safe to call again as rounds
+// replaces the WarnNoisy, WarnBusy and WarnFailed warnings in
+// run.Warnings: a reference cell's rate whose spread between rounds is not
+// shown to be below NoisyCV (CVUpper), other work keeping more than
+// BusyCPUs busy, and cells that failed in some rounds. It is safe to call again as rounds
 // finish.
 func Summarize(run *result.Run, figures func(workload string) []result.Figure) {
 	SummarizeWith(run, figures, Default)
@@ -387,20 +408,21 @@ func figureLabel(s result.Summary, figures func(string) []result.Figure) string 
 func noiseWarning(sums []result.Summary, figures func(string) []result.Figure) string {
 	var noisy []result.Summary
 	for _, s := range NoiseSummaries(sums, figures) {
-		if s.CV > NoisyCV {
+		if CVUpper(s.CV, s.N, CVLevel) > NoisyCV {
 			noisy = append(noisy, s)
 		}
 	}
 	if len(noisy) == 0 {
 		return ""
 	}
-	worst := slices.MaxFunc(noisy, func(a, b result.Summary) int { return cmpFloat(a.CV, b.CV) })
+	upper := func(s result.Summary) float64 { return CVUpper(s.CV, s.N, CVLevel) }
+	worst := slices.MaxFunc(noisy, func(a, b result.Summary) int { return cmpFloat(upper(a), upper(b)) })
 	which := fmt.Sprintf("%s of %s", figureLabel(worst, figures), CellName(worst.Cell))
 	if len(noisy) > 1 {
 		which += fmt.Sprintf(", the worst of %d such figures", len(noisy))
 	}
-	return fmt.Sprintf("%sthe reference varied by %.0f %% between rounds (CV of %s over %d rounds); above %.0f %% differences the size of those between networks are lost in the noise: run more rounds (--repeat N), pin the agents to CPUs (--pin 0,1), stop other work on this machine",
-		WarnNoisy, 100*worst.CV, which, worst.N, 100*NoisyCV)
+	return fmt.Sprintf("%sthe reference's spread between rounds is not shown to be below %.0f %%: it may be as large as %.0f %% (the %.0f %% upper bound of the CV of %s, %.1f %% over %d rounds); above %.0f %% differences the size of those between networks are lost in the noise: run more rounds (--repeat N), pin the agents to CPUs (--pin 0,1), stop other work on this machine",
+		WarnNoisy, 100*NoisyCV, 100*upper(worst), 100*CVLevel, which, 100*worst.CV, worst.N, 100*NoisyCV)
 }
 
 func cmpFloat(a, b float64) int {
@@ -451,17 +473,23 @@ func failureWarnings(rs []result.Result) []string {
 }
 
 // OtherCPUs is the CPU, in CPUs, that work other than the cell's own used
-// while it ran: the machine's busy time less the agents' and the network's
-// daemons'. The kernel's softirq work for the cell is counted in both the
-// machine's time and, largely, the agents' system time, so on an idle
-// machine this is about zero or below. ok is false without CPU figures.
+// while it ran: the machine's busy time less the agents', the network's
+// daemons' and the kernel's ksoftirqd threads' (the softirq work the kernel
+// deferred for the cell's own traffic). The kernel's softirq work for the
+// cell done in an agent's context is counted in both the machine's time
+// and the agents' system time, so on an idle machine this is about zero or
+// below. ok is false without CPU figures.
 func OtherCPUs(r result.Result) (float64, bool) {
 	c := r.Metrics.CPU
 	if c == nil || c.WallS <= 0 {
 		return 0, false
 	}
 	daemons := r.Metrics.Extra[result.ExtraDaemonCPU] * c.WallS
-	return (c.MachineS - c.AgentsS - daemons) / c.WallS, true
+	ksoftirqd := 0.0
+	if c.KSoftirqdS != nil {
+		ksoftirqd = *c.KSoftirqdS
+	}
+	return (c.MachineS - c.AgentsS - daemons - ksoftirqd) / c.WallS, true
 }
 
 // AutogroupSysctl is the kernel switch that groups CPU time by session.
@@ -491,10 +519,29 @@ func busyWarning(rs []result.Result, autogroup bool) string {
 	if m <= BusyCPUs {
 		return ""
 	}
-	w := fmt.Sprintf("%sbesides cnperf's agents and daemons, other work kept %.1f CPUs busy during the median cell (of %d); a steady load slows every round alike, so ratios stay comparable but rates, latencies and CPU costs are those of a shared machine: stop other work on this machine, or pin the agents (--pin 0,1)",
+	w := fmt.Sprintf("%sbesides cnperf's agents, the network's daemons and the cells' ksoftirqd threads, other work kept %.1f CPUs busy during the median cell (of %d); a steady load slows every round alike, so ratios stay comparable but rates, latencies and CPU costs are those of a shared machine: stop other work on this machine, or pin the agents (--pin 0,1)",
 		WarnBusy, m, len(xs))
 	if autogroup {
 		w += "; " + AutogroupSysctl + "=1 here, so other sessions' work competes with the agents as whole groups however nice it is: `sysctl -w " + AutogroupSysctl + "=0` while measuring lets niced work yield"
 	}
 	return w
+}
+
+// CompareCells compares cell a's figure f with cell b's in the same run:
+// paired by the machine's speed where both recorded it (compareCells),
+// by round when both have rounds (the rounds both have), otherwise as
+// independent samples. Errored results are left out. ok is false when a
+// side has no value, or a value <= 0.
+func CompareCells(rs []result.Result, a, b result.CellKey, f result.Figure, o Options) (result.Comparison, bool) {
+	c := group(rs)
+	x, y := c.samples(a, f.Key), c.samples(b, f.Key)
+	if len(x) == 0 || len(y) == 0 {
+		return result.Comparison{}, false
+	}
+	// pair by the machine's speed where the results recorded it (their
+	// relative speeds set by Summarize), the figure's slopes from them
+	sl := speedSlopes(c, func(string) []result.Figure { return []result.Figure{f} })[slopeKey{a.Workload, a.Step, f.Key}]
+	cmp, ok := compareCells(x, y, f.Better, o.norm(), sl)
+	cmp.Against = b
+	return cmp, ok
 }

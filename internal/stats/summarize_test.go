@@ -72,8 +72,8 @@ func TestSummarize(t *testing.T) {
 				rounds("bridge", 80000, 18, calm)...),
 			want: []want{
 				{cell: bl, fig: result.KeyTransactions, n: 5, median: 90000, method: MethodLogT},
-				{cell: br, fig: result.KeyTransactions, n: 5, median: 80000, method: MethodLogT, vs: &bl, vsN: 5, test: TestPaired, verdict: Worse, ratioNear: 80.0 / 90},
-				{cell: br, fig: "latency_us.p99", n: 5, median: 18, method: MethodLogT, vs: &bl, vsN: 5, test: TestPaired, verdict: Worse, ratioNear: 18.0 / 14},
+				{cell: br, fig: result.KeyTransactions, n: 5, median: 80000, method: MethodLogT, vs: &bl, vsN: 5, test: TestPaired, verdict: "differs worse", ratioNear: 80.0 / 90},
+				{cell: br, fig: "latency_us.p99", n: 5, median: 18, method: MethodLogT, vs: &bl, vsN: 5, test: TestPaired, verdict: "differs worse", ratioNear: 18.0 / 14},
 				{cell: br, fig: result.KeyThroughput, noSummary: true},
 			},
 		},
@@ -83,7 +83,7 @@ func TestSummarize(t *testing.T) {
 				rounds("bridge", 85000, 15, []float64{1, 1.2, 0.8, 1.1, 0.9})...),
 			warnings: []string{WarnNoisy},
 			want: []want{
-				{cell: br, fig: result.KeyTransactions, n: 5, median: 85000, method: MethodLogT, vs: &bl, vsN: 5, test: TestPaired, verdict: Worse, ratioNear: 85.0 / 90},
+				{cell: br, fig: result.KeyTransactions, n: 5, median: 85000, method: MethodLogT, vs: &bl, vsN: 5, test: TestPaired, verdict: "differs worse", ratioNear: 85.0 / 90},
 			},
 		},
 		{
@@ -91,7 +91,7 @@ func TestSummarize(t *testing.T) {
 			results: []result.Result{res("baseline", "same-host", 0, 90000, 14), res("bridge", "same-host", 0, 80000, 18)},
 			want: []want{
 				{cell: bl, fig: result.KeyTransactions, n: 1, median: 90000, method: MethodNone},
-				{cell: br, fig: result.KeyTransactions, n: 1, median: 80000, method: MethodNone, vs: &bl, vsN: 1, test: "none", verdict: Same, ratioNear: 80.0 / 90},
+				{cell: br, fig: result.KeyTransactions, n: 1, median: 80000, method: MethodNone, vs: &bl, vsN: 1, test: "none", verdict: Undecided, ratioNear: 80.0 / 90},
 			},
 		},
 		{
@@ -101,7 +101,7 @@ func TestSummarize(t *testing.T) {
 				res("bridge", "same-host", 0, 70000, 18), res("bridge", "same-host", 0, 71000, 18), res("bridge", "same-host", 0, 69000, 18),
 			},
 			want: []want{
-				{cell: br, fig: result.KeyTransactions, n: 3, median: 70000, method: MethodLogT, vs: &bl, vsN: 3, test: TestWelch, verdict: Worse, ratioNear: 70.0 / 90},
+				{cell: br, fig: result.KeyTransactions, n: 3, median: 70000, method: MethodLogT, vs: &bl, vsN: 3, test: TestWelch, verdict: "differs worse", ratioNear: 70.0 / 90},
 			},
 		},
 		{
@@ -114,7 +114,7 @@ func TestSummarize(t *testing.T) {
 			warnings: []string{WarnFailed + "bridge same-host tcp_rr failed in 1 of 5 rounds (first: agent: connection refused); its figures are over the 4",
 				WarnFailed + "host same-host tcp_rr failed in 1 of 1 rounds (first: agent: connection refused); it has no figures"},
 			want: []want{
-				{cell: br, fig: result.KeyTransactions, n: 4, median: 80250, method: MethodLogT, vs: &bl, vsN: 4, test: TestPaired, verdict: Worse, ratioNear: 0.89},
+				{cell: br, fig: result.KeyTransactions, n: 4, median: 80250, method: MethodLogT, vs: &bl, vsN: 4, test: TestPaired, verdict: "differs worse", ratioNear: 0.89},
 				{cell: key("host"), fig: result.KeyTransactions, noSummary: true},
 			},
 		},
@@ -126,9 +126,9 @@ func TestSummarize(t *testing.T) {
 		{
 			name:     "noisy baseline",
 			results:  append(rounds("baseline", 90000, 14, []float64{1, 1.3, 0.75, 1.1, 0.95}), rounds("bridge", 80000, 18, calm)...),
-			warnings: []string{WarnNoisy + "the reference varied by 20 % between rounds (CV of trans/s of baseline same-host tcp_rr over 5 rounds)"},
+			warnings: []string{WarnNoisy + "the reference's spread between rounds is not shown to be below 10 %: it may be as large as 47 % (the 95 % upper bound of the CV of trans/s of baseline same-host tcp_rr, 19.8 % over 5 rounds)"},
 			want: []want{
-				{cell: br, fig: result.KeyTransactions, n: 5, median: 80000, method: MethodLogT, vs: &bl, vsN: 5, test: TestPaired, verdict: Same, ratioNear: 0.88},
+				{cell: br, fig: result.KeyTransactions, n: 5, median: 80000, method: MethodLogT, vs: &bl, vsN: 5, test: TestPaired, verdict: Undecided, ratioNear: 0.88},
 			},
 		},
 		{
@@ -144,7 +144,7 @@ func TestSummarize(t *testing.T) {
 			},
 			want: []want{{
 				cell: result.CellKey{Network: "vxlan", Workload: "w", Placement: "cross-host"}, fig: "extra.lag", n: 2, median: 5.05, method: MethodLogT,
-				vs: &result.CellKey{Network: "baseline", Workload: "w", Placement: "cross-host"}, vsN: 2, test: TestPaired, verdict: Better, ratioNear: 0.5,
+				vs: &result.CellKey{Network: "baseline", Workload: "w", Placement: "cross-host"}, vsN: 2, test: TestPaired, verdict: "differs better", ratioNear: 0.5,
 			}},
 		},
 		{
@@ -210,7 +210,11 @@ func TestSummarize(t *testing.T) {
 				if v == nil {
 					t.Fatalf("%v %s: no comparison", w.cell, w.fig)
 				}
-				if v.Against != *w.vs || v.N != w.vsN || !strings.HasPrefix(v.Test, w.test) || v.Verdict != w.verdict || math.Abs(v.Ratio-w.ratioNear) > 0.01 {
+				verdict := v.Verdict
+				if verdict == Differs {
+					verdict += " " + v.Direction
+				}
+				if v.Against != *w.vs || v.N != w.vsN || !strings.HasPrefix(v.Test, w.test) || verdict != w.verdict || math.Abs(v.Ratio-w.ratioNear) > 0.01 {
 					t.Errorf("%v %s: comparison %+v, want against %v n %d test %q verdict %s ratio ≈%.3f", w.cell, w.fig, *v, *w.vs, w.vsN, w.test, w.verdict, w.ratioNear)
 				}
 			}
@@ -256,7 +260,7 @@ func TestSummarizeServices(t *testing.T) {
 	}
 	Summarize(run, nil)
 	s := find(run.Summaries, result.CellKey{Network: "vxlan", Workload: "tcp_crr", Placement: "cross-host", LB: "iptables", Services: 1000, Step: "services=1000"}, result.KeyTransactions)
-	if s == nil || s.VsBaseline == nil || s.VsBaseline.Against.LB != "none" || s.VsBaseline.N != 3 || s.VsBaseline.Verdict != Worse {
+	if s == nil || s.VsBaseline == nil || s.VsBaseline.Against.LB != "none" || s.VsBaseline.N != 3 || s.VsBaseline.Verdict != Differs || s.VsBaseline.Direction != Worse {
 		t.Fatalf("services summary %+v", s)
 	}
 }
@@ -328,6 +332,11 @@ func TestSummarizeReplica(t *testing.T) {
 // TestBusyWarning: other work that keeps CPUs busy is warned about even
 // when it is steady (no spread between rounds); cnperf's own agents and
 // daemons are not other work.
+func ksoft(r result.Result, s float64) result.Result {
+	r.Metrics.CPU.KSoftirqdS = &s
+	return r
+}
+
 func TestBusyWarning(t *testing.T) {
 	res := func(machine, agents, daemonPerS float64) result.Result {
 		r := result.Result{Network: "host", Workload: "tcp_rr", Placement: "cross-host", Round: 1,
@@ -350,6 +359,8 @@ func TestBusyWarning(t *testing.T) {
 		{"hog", []result.Result{res(4.0, 2.0, 0), res(4.0, 2.2, 0), res(4.0, 2.7, 0)}, "0", true, false},
 		{"hog, autogroup", []result.Result{res(4.0, 2.0, 0), res(4.0, 2.2, 0), res(4.0, 2.7, 0)}, "1", true, true},
 		{"no cpu figures", []result.Result{{Network: "host", Workload: "tcp_rr", Round: 1}}, "1", false, false},
+		// the cell's own ksoftirqd work is the cell's, not other work's
+		{"ksoftirqd", []result.Result{ksoft(res(4.0, 2.0, 0), 1.8), ksoft(res(4.0, 2.2, 0), 1.7), ksoft(res(4.0, 2.1, 0), 1.8)}, "0", false, false},
 	} {
 		run := &result.Run{Results: c.rs}
 		if c.autogroup != "" {

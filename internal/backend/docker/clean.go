@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cnperf/cnperf/internal/dockerengine"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,27 +28,27 @@ type Leftover struct {
 // and, without id, the agent images no container uses other than keep
 // (the current binary's). A run is dead when its coordinator's pid is gone from this
 // machine; a run started from another machine is kept unless forced.
-func Clean(ctx context.Context, e *Engine, id, keep string, force bool) (removed, kept []Leftover, err error) {
-	cs, err := e.Containers(ctx, LabelRun)
+func Clean(ctx context.Context, e *dockerengine.Engine, id, keep string, force bool) (removed, kept []Leftover, err error) {
+	cs, err := e.Containers(ctx, dockerengine.LabelRun)
 	if err != nil {
 		return nil, nil, err
 	}
-	ns, err := e.Networks(ctx, LabelRun)
+	ns, err := e.Networks(ctx, dockerengine.LabelRun)
 	if err != nil {
 		return nil, nil, err
 	}
 	runs := map[string]*Leftover{}
 	host, _ := os.Hostname()
 	get := func(labels map[string]string) *Leftover {
-		r := labels[LabelRun]
+		r := labels[dockerengine.LabelRun]
 		lo := runs[r]
 		if lo == nil {
 			lo = &Leftover{Run: r}
 			runs[r] = lo
 		}
-		if labels[LabelHost] != host {
+		if labels[dockerengine.LabelHost] != host {
 			lo.Live = true // cannot tell: another machine's
-		} else if pid, err := strconv.Atoi(labels[LabelPID]); err == nil && pid > 0 && syscall.Kill(pid, 0) == nil {
+		} else if pid, err := strconv.Atoi(labels[dockerengine.LabelPID]); err == nil && pid > 0 && syscall.Kill(pid, 0) == nil {
 			lo.Live = true
 		}
 		return lo
@@ -68,7 +69,7 @@ func Clean(ctx context.Context, e *Engine, id, keep string, force bool) (removed
 			kept = append(kept, *lo)
 			continue
 		}
-		if err := RemoveLabelled(ctx, e, LabelRun+"="+r); err != nil {
+		if err := dockerengine.RemoveLabelled(ctx, e, dockerengine.LabelRun+"="+r); err != nil {
 			errs = append(errs, fmt.Errorf("run %s: %w", r, err))
 			continue
 		}
@@ -84,7 +85,7 @@ func Clean(ctx context.Context, e *Engine, id, keep string, force bool) (removed
 	if id != "" { // one run's leftovers only
 		return removed, kept, errors.Join(errs...)
 	}
-	imgs, err := e.Images(ctx, LabelAgent)
+	imgs, err := e.Images(ctx, dockerengine.LabelAgent)
 	if err != nil {
 		return removed, kept, errors.Join(append(errs, err)...)
 	}
@@ -92,7 +93,7 @@ func Clean(ctx context.Context, e *Engine, id, keep string, force bool) (removed
 		if contains(im.RepoTags, keep) {
 			continue
 		}
-		inUse, err := e.Containers(ctx, LabelRun)
+		inUse, err := e.Containers(ctx, dockerengine.LabelRun)
 		if err == nil && imageUsed(ctx, e, inUse, im.ID) {
 			continue
 		}
@@ -109,10 +110,9 @@ func Clean(ctx context.Context, e *Engine, id, keep string, force bool) (removed
 	return removed, kept, errors.Join(errs...)
 }
 
-func imageUsed(ctx context.Context, e *Engine, cs []ContainerSummary, id string) bool {
+func imageUsed(ctx context.Context, e *dockerengine.Engine, cs []dockerengine.ContainerSummary, id string) bool {
 	for _, c := range cs {
-		var v struct{ Image string }
-		if e.do(ctx, "GET", "/containers/"+c.ID+"/json", nil, nil, &v) == nil && v.Image == id {
+		if v, err := e.InspectContainer(ctx, c.ID); err == nil && v.Image == id {
 			return true
 		}
 	}
@@ -144,26 +144,6 @@ func sortedKeysOf(s []string) []string {
 
 // proxyServes says whether a docker-proxy process serves host port port.
 func proxyServes(port int) bool { return len(proxyPIDs([]int{port})) > 0 }
-
-// ProcCPUSeconds is a process's user+system CPU time (/proc/PID/stat).
-func ProcCPUSeconds(pid int) float64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')') // the command may hold spaces
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseFloat(f[11], 64) // utime, field 14
-	k, _ := strconv.ParseFloat(f[12], 64) // stime, field 15
-	return (u + k) / 100                  // USER_HZ
-}
 
 // proxyPIDs are the docker-proxy processes serving any of host ports.
 func proxyPIDs(ports []int) []int {

@@ -1,6 +1,6 @@
 // Package docker is the Docker backend: the pods of a topology are
-// containers on a real Docker engine (the user's, DOCKER_HOST or the
-// default socket), each running a cnperf agent from an image built locally
+// containers on a real Docker engine (the user's, found as the docker CLI
+// finds it: DOCKER_HOST, a Docker context, the default socket), each running a cnperf agent from an image built locally
 // from the cnperf binary itself (nothing is pulled), on Docker's own
 // networks: a user bridge network, host, none, container:ID (shared
 // network namespace) and nat (a port published with -p).
@@ -31,21 +31,13 @@ import (
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
+	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/result"
 )
 
 // Name is the backend's name.
 const Name = "docker"
-
-// The labels on what the backend creates.
-const (
-	LabelRun    = "cnperf.run"    // the run id
-	LabelDeploy = "cnperf.deploy" // the deployment id (run id, or run id + "s2"...)
-	LabelPID    = "cnperf.pid"    // the coordinator's pid, to tell a dead run
-	LabelHost   = "cnperf.host"   // the coordinator's hostname
-	LabelAgent  = "cnperf.agent"  // on the agent image
-)
 
 // StateRoot holds one control folder per deployment (the agents' sockets).
 var StateRoot = "/run/cnperf-docker"
@@ -97,7 +89,7 @@ func noNetwork(network string) error {
 
 // Backend deploys topologies on a Docker engine.
 type Backend struct {
-	Host   string // DOCKER_HOST-style address; "" = $DOCKER_HOST or the default socket
+	Host   string // DOCKER_HOST-style address; "" = as the docker CLI resolves it (dockerengine.Resolve)
 	Binary string // the cnperf binary the agent image is made from
 	RunID  string // "" = a new id
 	MTU    int    // the bridge network's MTU (0 = the engine's default)
@@ -105,7 +97,7 @@ type Backend struct {
 
 	mu    sync.Mutex
 	seq   int
-	eng   *Engine
+	eng   *dockerengine.Engine
 	image string
 }
 
@@ -124,13 +116,13 @@ func (b *Backend) logf(format string, args ...any) {
 }
 
 // Engine connects to the engine once, negotiating the API version.
-func (b *Backend) Engine(ctx context.Context) (*Engine, error) {
+func (b *Backend) Engine(ctx context.Context) (*dockerengine.Engine, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.eng != nil {
 		return b.eng, nil
 	}
-	e, err := NewEngine(b.Host)
+	e, err := dockerengine.New(b.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +192,7 @@ func (b *Backend) nextID() (run, id string) {
 }
 
 // ensureImage imports the agent image once per backend.
-func (b *Backend) ensureImage(ctx context.Context, e *Engine) (string, error) {
+func (b *Backend) ensureImage(ctx context.Context, e *dockerengine.Engine) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.image != "" {
@@ -213,7 +205,7 @@ func (b *Backend) ensureImage(ctx context.Context, e *Engine) (string, error) {
 			return "", err
 		}
 	}
-	ref, err := EnsureImage(ctx, e, bin)
+	ref, err := dockerengine.EnsureImage(ctx, e, bin)
 	if err != nil {
 		return "", fmt.Errorf("agent image: %w", err)
 	}
@@ -226,7 +218,7 @@ type Deployment struct {
 	id, run string
 	network string
 	kind    netKind
-	e       *Engine
+	e       *dockerengine.Engine
 	b       *Backend
 	dir     string // control folder (bind-mounted at /ctl)
 	image   string
@@ -249,6 +241,9 @@ type pod struct {
 }
 
 const ctlMount = "/ctl"
+
+// waitTimeout bounds an engine call made during teardown.
+const waitTimeout = 60 * time.Second
 
 // Deploy implements backend.Backend: a labelled bridge network where the
 // mode needs one, then a container per pod, each running an agent that
@@ -277,7 +272,7 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 	d := &Deployment{
 		id: id, run: run, network: topo.Network, kind: k, e: e, b: b, image: image,
 		dir:    filepath.Join(StateRoot, id),
-		labels: map[string]string{LabelRun: run, LabelDeploy: id, LabelPID: strconv.Itoa(os.Getpid()), LabelHost: host},
+		labels: map[string]string{dockerengine.LabelRun: run, dockerengine.LabelDeploy: id, dockerengine.LabelPID: strconv.Itoa(os.Getpid()), dockerengine.LabelHost: host},
 		pods:   map[string]*pod{},
 	}
 	defer func() {
@@ -302,7 +297,7 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 		if b.MTU > 0 {
 			opts["com.docker.network.driver.mtu"] = strconv.Itoa(b.MTU)
 		}
-		nid, err := e.CreateNetwork(ctx, NetworkConfig{Name: d.netName, Driver: "bridge", CheckDuplicate: true, Labels: d.labels, Options: opts})
+		nid, err := e.CreateNetwork(ctx, dockerengine.NetworkConfig{Name: d.netName, Driver: "bridge", CheckDuplicate: true, Labels: d.labels, Options: opts})
 		if err != nil {
 			return nil, fmt.Errorf("creating network %s: %w", d.netName, err)
 		}
@@ -337,11 +332,11 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 func (d *Deployment) start(ctx context.Context, p *pod, port string) error {
 	sock := p.Name + ".sock"
 	_ = os.Remove(filepath.Join(d.dir, sock))
-	cfg := ContainerConfig{
+	cfg := dockerengine.ContainerConfig{
 		Image:  d.image,
-		Cmd:    []string{AgentPath, "agent", "--listen", "unix:" + ctlMount + "/" + sock},
+		Cmd:    []string{dockerengine.AgentPath, "agent", "--listen", "unix:" + ctlMount + "/" + sock},
 		Labels: map[string]string{},
-		HostConfig: HostConfig{
+		HostConfig: dockerengine.HostConfig{
 			Binds: []string{d.dir + ":" + ctlMount},
 		},
 	}
@@ -364,7 +359,7 @@ func (d *Deployment) start(ctx context.Context, p *pod, port string) error {
 		cfg.ExposedPorts = map[string]struct{}{port: {}}
 		// published on the bridge's gateway only, not on every address of
 		// the machine: reachable from this host, not from the outside
-		cfg.HostConfig.PortBindings = map[string][]PortBinding{port: {{HostIP: d.gateway.String(), HostPort: ""}}}
+		cfg.HostConfig.PortBindings = map[string][]dockerengine.PortBinding{port: {{HostIP: d.gateway.String(), HostPort: ""}}}
 	}
 	name := "cnperf-" + d.id + "-" + p.Name
 	cid, err := d.e.CreateContainer(ctx, name, cfg)
@@ -383,7 +378,13 @@ func (d *Deployment) start(ctx context.Context, p *pod, port string) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("agent in container %s: %v%s", name, werr, d.logSuffix(p))
+		remote := ""
+		if !d.e.Local {
+			// the control folder is bind-mounted from the engine's file
+			// system, which must be this machine's
+			remote = fmt.Sprintf("; the agents are driven through %s, bind-mounted from the engine's machine: is %s on another machine? run cnperf there", d.dir, d.e.Where)
+		}
+		return fmt.Errorf("agent in container %s: %v%s%s", name, werr, d.logSuffix(p), remote)
 	}
 	cj, err := d.e.InspectContainer(ctx, cid)
 	if err != nil {
@@ -504,47 +505,12 @@ func (d *Deployment) AgentLog(name string) string {
 func (d *Deployment) Teardown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	err := RemoveLabelled(ctx, d.e, LabelDeploy+"="+d.id)
+	err := dockerengine.RemoveLabelled(ctx, d.e, dockerengine.LabelDeploy+"="+d.id)
 	if rerr := os.RemoveAll(d.dir); rerr != nil && err == nil {
 		err = rerr
 	}
 	_ = os.Remove(StateRoot) // only when empty
 	return err
-}
-
-// RemoveLabelled removes every container, then every network, carrying
-// label ("k=v"): nothing else.
-func RemoveLabelled(ctx context.Context, e *Engine, label string) error {
-	var errs []error
-	cs, err := e.Containers(ctx, label)
-	if err != nil {
-		return err
-	}
-	// containers sharing another's namespace go first
-	for pass := 0; pass < 2; pass++ {
-		for _, c := range cs {
-			if c.ID == "" {
-				continue
-			}
-			if err := e.RemoveContainer(ctx, c.ID); err != nil {
-				if pass == 1 {
-					errs = append(errs, err)
-				}
-				continue
-			}
-			c.ID = ""
-		}
-	}
-	ns, err := e.Networks(ctx, label)
-	if err != nil {
-		return errors.Join(append(errs, err)...)
-	}
-	for _, n := range ns {
-		if err := e.RemoveNetwork(ctx, n.ID); err != nil {
-			errs = append(errs, fmt.Errorf("network %s: %w", n.Name, err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // Environment records the engine: version, API, storage driver, cgroup
@@ -553,16 +519,13 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 	if env.Docker != nil {
 		return
 	}
-	m := map[string]string{"api_version": d.e.Version, "host": d.e.Where, "image": d.image}
-	if v, err := d.e.EngineVersion(ctx); err == nil {
-		m["engine_version"] = v.Version
-		m["engine_api_version"] = v.APIVersion
-	}
+	m := map[string]string{"host": d.e.Where, "image": d.image}
+	d.e.RecordVersions(m)
 	if in, err := d.e.EngineInfo(ctx); err == nil {
 		m["storage_driver"] = in.Driver
 		m["cgroup_driver"] = in.CgroupDriver
 		m["ipv4_forwarding"] = strconv.FormatBool(in.IPv4Forwarding)
-		m["bridge_nf_call_iptables"] = strconv.FormatBool(in.BridgeNfIptables)
+		m["bridge_nf_call_iptables"] = bridgeNf(in.BridgeNfIptables, d.e.Local)
 		m["security_options"] = strings.Join(in.SecurityOptions, ",")
 		m["swarm"] = in.Swarm.LocalNodeState
 	}
@@ -572,6 +535,23 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 		}
 	}
 	env.Docker = m
+}
+
+// bridgeNf is bridge-nf-call-iptables as the engine reports it or, from
+// API 1.50 on (which no longer does), as this machine's sysctl has it
+// for a local engine.
+func bridgeNf(reported *bool, local bool) string {
+	if reported != nil {
+		return strconv.FormatBool(*reported)
+	}
+	if local {
+		b, err := os.ReadFile("/proc/sys/net/bridge/bridge-nf-call-iptables")
+		if err != nil {
+			return "false (br_netfilter not loaded)"
+		}
+		return strconv.FormatBool(strings.TrimSpace(string(b)) == "1")
+	}
+	return "unknown (not reported from dockerengine.Engine API 1.50 on)"
 }
 
 // MachineCPU implements backend.CPUMeter where the engine shares this
@@ -592,14 +572,14 @@ func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool
 		return 0, false
 	}
 	dev := "eth0"
-	if SameNetNS(p.PID, q.PID) {
+	if labbackend.SameNetNS(p.PID, q.PID) {
 		dev = "lo"
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/dev", p.PID))
 	if err != nil {
 		return 0, false
 	}
-	return ParseNetDev(string(b), dev)
+	return labbackend.ParseNetDev(string(b), dev)
 }
 
 // SNMP implements backend.SNMPReader: /proc/PID/net/snmp is the pod's
@@ -631,31 +611,7 @@ func (d *Deployment) DaemonCPUSeconds() (float64, bool) {
 	}
 	var total float64
 	for _, pid := range proxyPIDs(ports) {
-		total += ProcCPUSeconds(pid)
+		total += labbackend.ProcCPUSeconds(pid)
 	}
 	return total, true
-}
-
-// SameNetNS: processes a and b share a network namespace.
-func SameNetNS(a, b int) bool {
-	x, err1 := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", a))
-	y, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", b))
-	return err1 == nil && err2 == nil && x == y
-}
-
-// ParseNetDev reads dev's received bytes from /proc/net/dev text.
-func ParseNetDev(s, dev string) (uint64, bool) {
-	for _, line := range strings.Split(s, "\n") {
-		name, rest, ok := strings.Cut(line, ":")
-		if !ok || strings.TrimSpace(name) != dev {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			return 0, false
-		}
-		v, err := strconv.ParseUint(f[0], 10, 64)
-		return v, err == nil
-	}
-	return 0, false
 }

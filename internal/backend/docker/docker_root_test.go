@@ -12,6 +12,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/docker"
+	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
@@ -25,12 +26,12 @@ func TestMain(m *testing.M) { labtest.Main(m) }
 
 // engine skips t unless a Docker engine answers and the test runs as
 // root (the backend reads the containers' /proc counters).
-func engine(t *testing.T) *docker.Engine {
+func engine(t *testing.T) *dockerengine.Engine {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the docker backend talks to the engine's socket and reads containers' /proc")
 	}
-	e, err := docker.NewEngine("")
+	e, err := dockerengine.New("")
 	if err != nil {
 		t.Skip(err)
 	}
@@ -43,14 +44,14 @@ func engine(t *testing.T) *docker.Engine {
 }
 
 // assertNoneLabelled fails t if the engine holds anything of run.
-func assertNoneLabelled(t *testing.T, e *docker.Engine, run string) {
+func assertNoneLabelled(t *testing.T, e *dockerengine.Engine, run string) {
 	t.Helper()
 	ctx := context.Background()
-	cs, err := e.Containers(ctx, docker.LabelRun+"="+run)
+	cs, err := e.Containers(ctx, dockerengine.LabelRun+"="+run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := e.Networks(ctx, docker.LabelRun+"="+run)
+	ns, err := e.Networks(ctx, dockerengine.LabelRun+"="+run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestDeployMeasureTeardown(t *testing.T) {
 	bin := labtest.AgentBinary(t)
 	ctx := context.Background()
 	run := "t" + lab.NewID()
-	ref, err := docker.ImageRef(bin)
+	ref, err := dockerengine.ImageRef(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestDeployMeasureTeardown(t *testing.T) {
 	// the user's own objects, which must survive (labelled as a test's,
 	// never with a cnperf.run label)
 	userLabel := map[string]string{"cnperf.test-user": run}
-	unet, err := e.CreateNetwork(ctx, docker.NetworkConfig{Name: "cnperf-test-user-" + run, Driver: "bridge", Labels: userLabel})
+	unet, err := e.CreateNetwork(ctx, dockerengine.NetworkConfig{Name: "cnperf-test-user-" + run, Driver: "bridge", Labels: userLabel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestHalfBuilt(t *testing.T) {
 	bin := labtest.AgentBinary(t)
 	ctx := context.Background()
 	run := "t" + lab.NewID()
-	ref, _ := docker.ImageRef(bin)
+	ref, _ := dockerengine.ImageRef(bin)
 	had, _ := e.ImageExists(ctx, ref)
 	t.Cleanup(func() {
 		if !had {
@@ -232,7 +233,7 @@ func runUntilReady(t *testing.T, bin, run string) *exec.Cmd {
 func TestInterruptAndKill9(t *testing.T) {
 	e := engine(t)
 	bin := labtest.AgentBinary(t)
-	ref, _ := docker.ImageRef(bin)
+	ref, _ := dockerengine.ImageRef(bin)
 	had, _ := e.ImageExists(context.Background(), ref)
 	t.Cleanup(func() {
 		if !had {
@@ -254,7 +255,7 @@ func TestInterruptAndKill9(t *testing.T) {
 	cmd = runUntilReady(t, bin, run)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	if cs, _ := e.Containers(context.Background(), docker.LabelRun+"="+run); len(cs) == 0 {
+	if cs, _ := e.Containers(context.Background(), dockerengine.LabelRun+"="+run); len(cs) == 0 {
 		t.Fatal("expected the killed run's containers to be left for clean")
 	}
 	out, err := exec.Command(bin, "clean", "--backend", "docker", "--id", run).CombinedOutput()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
+	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
 
@@ -31,11 +32,11 @@ func (d *Deployment) StartPod(ctx context.Context, near, peer, name string) (bac
 		return s, fmt.Errorf("no pod %q", near)
 	}
 	run := func(pod, mode string) (id string, created, started time.Time, err error) {
-		cfg := ContainerConfig{
+		cfg := dockerengine.ContainerConfig{
 			Image:  d.image,
-			Cmd:    []string{AgentPath, "agent", "--listen", "unix:" + ctlMount + "/" + pod + ".sock"},
+			Cmd:    []string{dockerengine.AgentPath, "agent", "--listen", "unix:" + ctlMount + "/" + pod + ".sock"},
 			Labels: map[string]string{},
-			HostConfig: HostConfig{
+			HostConfig: dockerengine.HostConfig{
 				NetworkMode: mode,
 				Binds:       []string{d.dir + ":" + ctlMount},
 			},

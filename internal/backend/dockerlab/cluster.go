@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
+	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/lab"
 )
 
@@ -46,7 +46,7 @@ type engine struct {
 	host  *lab.Host
 	dir   string
 	proc  *lab.Proc
-	e     *docker.Engine
+	e     *dockerengine.Engine
 	image string
 }
 
@@ -207,7 +207,7 @@ func (c *cluster) engineLocked(ctx context.Context, host int) (*engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := docker.NewEngine("unix://" + socketOf(dir))
+	e, err := dockerengine.New("unix://" + socketOf(dir))
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func (c *cluster) engineLocked(ctx context.Context, host int) (*engine, error) {
 	}
 	c.phases["engine_start"] = max(c.phases["engine_start"], time.Since(t0))
 	t1 := time.Now()
-	if en.image, err = docker.EnsureImage(ctx, e, c.b.binary()); err != nil {
+	if en.image, err = dockerengine.EnsureImage(ctx, e, c.b.binary()); err != nil {
 		return nil, fmt.Errorf("agent image on the engine of %s: %w", h.Name, err)
 	}
 	c.record(host, "import %s (the agent image, from the cnperf binary; nothing pulled)", en.image)
@@ -272,7 +272,7 @@ func (c *cluster) ensureSwarm(ctx context.Context) (*engine, error) {
 	}
 	t0 := time.Now()
 	ip := mgr.host.IP.String()
-	req := docker.SwarmInitRequest{ListenAddr: ip + ":2377", AdvertiseAddr: ip, DataPathAddr: ip,
+	req := dockerengine.SwarmInitRequest{ListenAddr: ip + ":2377", AdvertiseAddr: ip, DataPathAddr: ip,
 		DefaultAddrPool: []string{c.addrPool()}, SubnetSize: 24}
 	c.record(1, "swarm init --listen-addr %s --advertise-addr %s --data-path-addr %s --default-addr-pool %s --default-addr-pool-mask-length %d",
 		req.ListenAddr, ip, ip, req.DefaultAddrPool[0], req.SubnetSize)
@@ -301,7 +301,7 @@ func (c *cluster) join(ctx context.Context, en *engine) error {
 	}
 	t0 := time.Now()
 	ip := en.host.IP.String()
-	req := docker.SwarmJoinRequest{ListenAddr: ip + ":2377", AdvertiseAddr: ip, DataPathAddr: ip,
+	req := dockerengine.SwarmJoinRequest{ListenAddr: ip + ":2377", AdvertiseAddr: ip, DataPathAddr: ip,
 		RemoteAddrs: []string{c.lab.Hosts[0].IP.String() + ":2377"}, JoinToken: c.token}
 	c.record(en.host.Index, "swarm join --listen-addr %s --advertise-addr %s --data-path-addr %s --token (the worker token) %s", req.ListenAddr, ip, ip, req.RemoteAddrs[0])
 	if err := en.e.SwarmJoin(ctx, req); err != nil {

@@ -36,8 +36,8 @@ import (
 
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
+	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
@@ -408,8 +408,8 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 		id: id, run: run, network: topo.Network, kind: k, b: b, c: c,
 		dir:  filepath.Join(c.lab.Dir, id),
 		pods: map[string]*pod{},
-		labels: map[string]string{docker.LabelRun: run, docker.LabelDeploy: c.lab.ID + "-" + id,
-			docker.LabelPID: strconv.Itoa(os.Getpid())},
+		labels: map[string]string{dockerengine.LabelRun: run, dockerengine.LabelDeploy: c.lab.ID + "-" + id,
+			dockerengine.LabelPID: strconv.Itoa(os.Getpid())},
 	}
 	defer func() {
 		if err != nil {
@@ -440,7 +440,7 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 		}
 		d.call(1, "network create --driver overlay --attachable --opt com.docker.network.driver.mtu=%d%s %s",
 			c.lab.Cfg.MTU, map[bool]string{true: " --opt encrypted", false: ""}[b.encrypt()], d.netName)
-		if _, err := mgr.e.CreateNetwork(ctx, docker.NetworkConfig{Name: d.netName, Driver: "overlay", Attachable: true,
+		if _, err := mgr.e.CreateNetwork(ctx, dockerengine.NetworkConfig{Name: d.netName, Driver: "overlay", Attachable: true,
 			CheckDuplicate: true, Labels: d.labels, Options: opts}); err != nil {
 			return nil, fmt.Errorf("creating overlay network %s: %w", d.netName, err)
 		}
@@ -496,12 +496,12 @@ func (d *Deployment) networkMode() string {
 }
 
 // containerConfig is a container running an agent on socket sock.
-func (d *Deployment) containerConfig(p *pod, name, mode string) docker.ContainerConfig {
-	cfg := docker.ContainerConfig{
+func (d *Deployment) containerConfig(p *pod, name, mode string) dockerengine.ContainerConfig {
+	cfg := dockerengine.ContainerConfig{
 		Image:  p.en.image,
-		Cmd:    []string{docker.AgentPath, "agent", "--listen", "unix:" + ctlMount + "/" + name + ".sock"},
+		Cmd:    []string{dockerengine.AgentPath, "agent", "--listen", "unix:" + ctlMount + "/" + name + ".sock"},
 		Labels: map[string]string{"cnperf.pod": name},
-		HostConfig: docker.HostConfig{
+		HostConfig: dockerengine.HostConfig{
 			NetworkMode: mode,
 			Binds:       []string{d.dir + ":" + ctlMount},
 		},
@@ -534,10 +534,10 @@ func (d *Deployment) start(ctx context.Context, p *pod) error {
 	pub := ""
 	if len(p.ports) > 0 {
 		cfg.ExposedPorts = map[string]struct{}{}
-		cfg.HostConfig.PortBindings = map[string][]docker.PortBinding{}
+		cfg.HostConfig.PortBindings = map[string][]dockerengine.PortBinding{}
 		for _, port := range p.ports {
 			cfg.ExposedPorts[port] = struct{}{}
-			cfg.HostConfig.PortBindings[port] = []docker.PortBinding{{HostIP: p.en.host.IP.String()}}
+			cfg.HostConfig.PortBindings[port] = []dockerengine.PortBinding{{HostIP: p.en.host.IP.String()}}
 			pub += fmt.Sprintf(" -p %s::%s", p.en.host.IP, port)
 		}
 	}
@@ -715,7 +715,7 @@ func (d *Deployment) Teardown() error {
 // endpoints on it are still going away), or gives back its references to
 // the engines' macvlan network (removed with the last one).
 func (d *Deployment) removeObjects(ctx context.Context) error {
-	label := docker.LabelDeploy + "=" + d.labels[docker.LabelDeploy]
+	label := dockerengine.LabelDeploy + "=" + d.labels[dockerengine.LabelDeploy]
 	d.c.mu.Lock()
 	engines := make([]*engine, 0, len(d.c.engines))
 	for _, en := range d.c.engines {

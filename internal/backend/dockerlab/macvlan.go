@@ -7,7 +7,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/cnperf/cnperf/internal/backend/docker"
+	"github.com/cnperf/cnperf/internal/dockerengine"
 )
 
 // docker-lab's macvlan is a Docker macvlan network in bridge mode on each
@@ -68,12 +68,12 @@ func (c *cluster) acquireMacvlan(ctx context.Context, host int) error {
 		}
 	}
 	name := c.macvlanName()
-	cfg := docker.NetworkConfig{
+	cfg := dockerengine.NetworkConfig{
 		Name: name, Driver: "macvlan", CheckDuplicate: true,
-		Labels: map[string]string{docker.LabelRun: c.run, docker.LabelDeploy: c.macvlanLabel(),
-			docker.LabelPID: strconv.Itoa(os.Getpid())},
+		Labels: map[string]string{dockerengine.LabelRun: c.run, dockerengine.LabelDeploy: c.macvlanLabel(),
+			dockerengine.LabelPID: strconv.Itoa(os.Getpid())},
 		Options: map[string]string{"parent": h.Dev, "macvlan_mode": "bridge"},
-		IPAM: &docker.IPAM{Driver: "default", Config: []docker.IPAMConfig{{
+		IPAM: &dockerengine.IPAM{Driver: "default", Config: []dockerengine.IPAMConfig{{
 			Subnet: c.lab.Cfg.PodNet.String(), IPRange: h.PodCIDR.String(), Gateway: h.PodGateway().String(),
 			AuxAddresses: map[string]string{"first": h.PodCIDR.Masked().Addr().String(), "last": lastAddr(h.PodCIDR).String()}}}},
 	}
@@ -100,7 +100,7 @@ func (c *cluster) releaseMacvlan(ctx context.Context, host int) error {
 	if en == nil {
 		return nil
 	}
-	ns, err := en.e.Networks(ctx, docker.LabelDeploy+"="+c.macvlanLabel())
+	ns, err := en.e.Networks(ctx, dockerengine.LabelDeploy+"="+c.macvlanLabel())
 	if err != nil {
 		return err
 	}

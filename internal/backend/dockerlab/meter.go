@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/result"
@@ -33,13 +32,10 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 	if en == nil {
 		return
 	}
-	m := map[string]string{"backend": Name, "api_version": en.e.Version, "image": en.image,
+	m := map[string]string{"backend": Name, "image": en.image,
 		"engines":        strconv.Itoa(len(d.c.engines)) + " started, one per lab host, in lab " + d.c.lab.ID,
 		"userland_proxy": strconv.FormatBool(d.b.userlandProxy()), "iptables": "true"}
-	if v, err := en.e.EngineVersion(ctx); err == nil {
-		m["engine_version"] = v.Version
-		m["engine_api_version"] = v.APIVersion
-	}
+	en.e.RecordVersions(m)
 	if in, err := en.e.EngineInfo(ctx); err == nil {
 		m["storage_driver"] = in.Driver
 		m["cgroup_driver"] = in.CgroupDriver
@@ -67,14 +63,14 @@ func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool
 	if d.kind.mode == modeHost {
 		dev = p.en.host.Dev
 	}
-	if docker.SameNetNS(p.PID, q.PID) {
+	if labbackend.SameNetNS(p.PID, q.PID) {
 		dev = "lo"
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/dev", p.PID))
 	if err != nil {
 		return 0, false
 	}
-	return docker.ParseNetDev(string(b), dev)
+	return labbackend.ParseNetDev(string(b), dev)
 }
 
 // SNMP implements backend.SNMPReader.
@@ -113,7 +109,7 @@ func (d *Deployment) DaemonCPUSeconds() (float64, bool) {
 			continue
 		}
 		found = true
-		total += docker.ProcCPUSeconds(pid)
+		total += labbackend.ProcCPUSeconds(pid)
 	}
 	return total, found
 }

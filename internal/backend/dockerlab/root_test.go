@@ -23,6 +23,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/dockerlab"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
+	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
@@ -50,7 +51,7 @@ func needEngines(t *testing.T) {
 // the test: a network of "the user's" made for the test, and every
 // container and network it had. Nil when the machine runs none.
 type hostEngine struct {
-	e          *docker.Engine
+	e          *dockerengine.Engine
 	userNet    string
 	containers map[string]bool
 	networks   map[string]bool
@@ -63,7 +64,7 @@ func snapshotHost(t *testing.T, run string) *hostEngine {
 	if b, err := os.ReadFile("/etc/docker/key.json"); err == nil {
 		h.keyHash = sha256.Sum256(b)
 	}
-	e, err := docker.NewEngine(docker.DefaultHost)
+	e, err := dockerengine.New(dockerengine.DefaultHost)
 	if err != nil {
 		return h
 	}
@@ -73,7 +74,7 @@ func snapshotHost(t *testing.T, run string) *hostEngine {
 		return h
 	}
 	h.e = e
-	h.userNet, err = e.CreateNetwork(ctx, docker.NetworkConfig{Name: "cnperf-test-user-" + run, Driver: "bridge",
+	h.userNet, err = e.CreateNetwork(ctx, dockerengine.NetworkConfig{Name: "cnperf-test-user-" + run, Driver: "bridge",
 		Labels: map[string]string{"cnperf.test-user": run}})
 	if err != nil {
 		t.Fatal(err)
@@ -85,13 +86,13 @@ func snapshotHost(t *testing.T, run string) *hostEngine {
 	// by design, and another test's user network goes with its test
 	cs, _ := e.Containers(ctx)
 	for _, c := range cs {
-		if c.Labels[docker.LabelRun] == "" {
+		if c.Labels[dockerengine.LabelRun] == "" {
 			h.containers[c.ID] = true
 		}
 	}
 	ns, _ := e.Networks(ctx)
 	for _, n := range ns {
-		if n.Labels[docker.LabelRun] == "" && (n.Labels["cnperf.test-user"] == "" || n.ID == h.userNet) {
+		if n.Labels[dockerengine.LabelRun] == "" && (n.Labels["cnperf.test-user"] == "" || n.ID == h.userNet) {
 			h.networks[n.ID] = true
 		}
 	}
@@ -116,7 +117,7 @@ func (h *hostEngine) assertUntouched(t *testing.T, run string) {
 	now := map[string]bool{}
 	for _, c := range cs {
 		now[c.ID] = true
-		if c.Labels[docker.LabelRun] == run || strings.Contains(strings.Join(c.Names, ","), run) {
+		if c.Labels[dockerengine.LabelRun] == run || strings.Contains(strings.Join(c.Names, ","), run) {
 			t.Errorf("the machine's engine holds container %v of run %s", c.Names, run)
 		}
 	}
@@ -132,7 +133,7 @@ func (h *hostEngine) assertUntouched(t *testing.T, run string) {
 	nowN := map[string]bool{}
 	for _, n := range ns {
 		nowN[n.ID] = true
-		if n.Labels[docker.LabelRun] == run || strings.Contains(n.Name, "cnperf-"+run) {
+		if n.Labels[dockerengine.LabelRun] == run || strings.Contains(n.Name, "cnperf-"+run) {
 			t.Errorf("the machine's engine holds network %s of run %s", n.Name, run)
 		}
 	}
@@ -274,18 +275,18 @@ func TestOverlayCrossesUnderlay(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 2; i++ {
-		e, err := docker.NewEngine("unix://" + filepath.Join(lab.StateRoot, run+dockerlab.ClusterSuffix, "e"+string(rune('0'+i)), "docker.sock"))
+		e, err := dockerengine.New("unix://" + filepath.Join(lab.StateRoot, run+dockerlab.ClusterSuffix, "e"+string(rune('0'+i)), "docker.sock"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := e.Negotiate(ctx); err != nil {
 			t.Fatal(err)
 		}
-		cs, _ := e.Containers(ctx, docker.LabelDeploy+"="+d2.ID())
+		cs, _ := e.Containers(ctx, dockerengine.LabelDeploy+"="+d2.ID())
 		if len(cs) != 0 {
 			t.Errorf("engine %d still holds %d containers of the deployment torn down", i, len(cs))
 		}
-		if cs, _ := e.Containers(ctx, docker.LabelDeploy+"="+d.ID()); i == 2 && len(cs) != 1 {
+		if cs, _ := e.Containers(ctx, dockerengine.LabelDeploy+"="+d.ID()); i == 2 && len(cs) != 1 {
 			t.Errorf("engine 2 holds %d containers of the live deployment, want 1", len(cs))
 		}
 	}
@@ -605,9 +606,9 @@ func TestBadInput(t *testing.T) {
 }
 
 // labEngine connects to the engine of host i of run's cluster.
-func labEngine(ctx context.Context, t *testing.T, run string, i int) *docker.Engine {
+func labEngine(ctx context.Context, t *testing.T, run string, i int) *dockerengine.Engine {
 	t.Helper()
-	e, err := docker.NewEngine("unix://" + filepath.Join(lab.StateRoot, run+dockerlab.ClusterSuffix, "e"+string(rune('0'+i)), "docker.sock"))
+	e, err := dockerengine.New("unix://" + filepath.Join(lab.StateRoot, run+dockerlab.ClusterSuffix, "e"+string(rune('0'+i)), "docker.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -618,7 +619,7 @@ func labEngine(ctx context.Context, t *testing.T, run string, i int) *docker.Eng
 }
 
 // macvlanNets counts the macvlan networks on e.
-func macvlanNets(ctx context.Context, t *testing.T, e *docker.Engine) int {
+func macvlanNets(ctx context.Context, t *testing.T, e *dockerengine.Engine) int {
 	t.Helper()
 	ns, err := e.Networks(ctx)
 	if err != nil {
@@ -694,7 +695,7 @@ func TestMacvlan(t *testing.T) {
 	d, prs := deploy("macvlan", backend.CrossHost, backend.SameHost)
 	d2, _ := deploy("macvlan", backend.CrossHost, backend.SameHost) // the same networks, a second user
 	e1, e2 := labEngine(ctx, t, run, 1), labEngine(ctx, t, run, 2)
-	for i, e := range []*docker.Engine{e1, e2} {
+	for i, e := range []*dockerengine.Engine{e1, e2} {
 		if n := macvlanNets(ctx, t, e); n != 1 {
 			t.Errorf("engine %d holds %d macvlan networks, want 1 shared by both deployments", i+1, n)
 		}
@@ -779,7 +780,7 @@ func TestMacvlan(t *testing.T) {
 	if err := d2.Teardown(); err != nil {
 		t.Fatal(err)
 	}
-	for i, e := range []*docker.Engine{e1, e2} {
+	for i, e := range []*dockerengine.Engine{e1, e2} {
 		if n := macvlanNets(ctx, t, e); n != 1 {
 			t.Errorf("engine %d holds %d macvlan networks while a deployment uses them, want 1", i+1, n)
 		}
@@ -789,16 +790,16 @@ func TestMacvlan(t *testing.T) {
 	if err := d.Teardown(); err != nil {
 		t.Fatal(err)
 	}
-	for i, e := range []*docker.Engine{e1, e2} {
+	for i, e := range []*dockerengine.Engine{e1, e2} {
 		if n := macvlanNets(ctx, t, e); n != 0 {
 			t.Errorf("engine %d still holds %d macvlan networks", i+1, n)
 		}
 		for _, dd := range []backend.Deployment{d, d2} {
-			if cs, _ := e.Containers(ctx, docker.LabelDeploy+"="+dd.ID()); len(cs) != 0 {
+			if cs, _ := e.Containers(ctx, dockerengine.LabelDeploy+"="+dd.ID()); len(cs) != 0 {
 				t.Errorf("engine %d still holds %d containers of %s", i+1, len(cs), dd.ID())
 			}
 		}
-		if cs, _ := e.Containers(ctx, docker.LabelDeploy+"="+nat.ID()); len(cs) == 0 {
+		if cs, _ := e.Containers(ctx, dockerengine.LabelDeploy+"="+nat.ID()); len(cs) == 0 {
 			t.Errorf("engine %d lost the nat deployment's containers", i+1)
 		}
 	}

@@ -101,7 +101,7 @@ func TestFinish(t *testing.T) {
 			continue
 		}
 		c := r.VsQuiet
-		if c == nil || c.N != 4 || c.Ratio < 0.79 || c.Ratio > 0.81 || !c.Significant || c.Verdict != "worse" || c.Against.Step != StepQuiet {
+		if c == nil || c.N != 4 || c.Ratio < 0.79 || c.Ratio > 0.81 || !c.Significant || c.Verdict != "differs" || c.Direction != "worse" || c.Against.Step != StepQuiet {
 			t.Fatalf("round %d: %+v", r.Round, c)
 		}
 	}

@@ -1,4 +1,4 @@
-// Package bulk is the bulk transfer of seed 002's sparkyfish runs: a
+// Package bulk is the bulk transfer of seed 001's sparkyfish runs (§IV, Fig. 3(a)): a
 // fixed amount (default 1 GiB) uploaded and then downloaded between two
 // pods, each direction timed from the receiver's first byte to its last.
 // Unlike tcp_stream, the amount is fixed and the time is the figure.

@@ -1,4 +1,4 @@
-package docker
+package dockerengine
 
 import (
 	"archive/tar"
@@ -9,8 +9,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // ImageRepo is the agent image's repository; its tag is the first 12 hex
@@ -77,17 +79,17 @@ func RootFS(binary string) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	dirs := map[string]bool{}
-	for _, name := range sortedKeys(files) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		for d := filepath.Dir(name); d != "/" && !dirs[d]; d = filepath.Dir(d) {
 			dirs[d] = true
 		}
 	}
-	for _, d := range sortedKeys(dirs) {
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
 		if err := tw.WriteHeader(&tar.Header{Name: d[1:] + "/", Typeflag: tar.TypeDir, Mode: 0o755}); err != nil {
 			return nil, err
 		}
 	}
-	for _, name := range sortedKeys(files) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		b, err := os.ReadFile(files[name]) // follows symlinks: the library itself
 		if err != nil {
 			return nil, err

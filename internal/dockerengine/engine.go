@@ -1,7 +1,18 @@
-package docker
+// Package dockerengine is cnperf's client of the Docker Engine API: the
+// calls the docker and docker-lab backends make, on net/http, with the API
+// version negotiated against the engine's own range, and the conventions
+// cnperf keeps on an engine (its labels, the agent image, removal by
+// label). Both backends use it; neither imports the other.
+//
+// It is not the moby project's Go client on purpose: that client adds 20
+// modules (OpenTelemetry among them) and 2 MB to a static binary for the
+// twenty requests made here, and handles neither ssh:// hosts nor Docker
+// contexts, which are the docker CLI's.
+package dockerengine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -17,59 +28,87 @@ import (
 	"time"
 )
 
-// Engine is a small client of the Docker Engine API over its socket: only
-// the calls this backend makes, on net/http with a unix dialer (the
-// Docker Go SDK would bring a large module tree for a dozen requests).
+// Engine is a client of one Docker engine.
 type Engine struct {
 	hc      *http.Client
-	base    string // "http://docker" for a unix socket
-	Version string // the negotiated API version, "1.41"
-	Local   bool   // the engine runs on this machine's kernel (unix socket)
-	Where   string // what DOCKER_HOST named, for messages
+	base    string      // "http://docker" for a unix socket
+	Version string      // the negotiated API version, "1.41"
+	Server  VersionInfo // the engine's GET /version, read by Negotiate
+	Local   bool        // the engine runs on this machine's kernel (unix socket)
+	Where   string      // the endpoint, for messages
+	// Endpoint is where the engine was found (DOCKER_HOST, a context...).
+	Endpoint Endpoint
 }
 
-// MinAPI is the oldest Engine API this backend speaks (Docker 17.06).
+// MinAPI is the oldest Engine API this client speaks (Docker 17.06).
 const MinAPI = "1.30"
 
-// MaxAPI is the newest it asks for; newer engines answer it too.
-const MaxAPI = "1.41"
+// MaxAPI is the newest it asks for: Docker Engine 29.0's. Every request the
+// client makes was checked against the API's version history up to this
+// version; what changed for them is handled where it is sent or read
+// (CheckDuplicate at 1.44, the import stream's errorDetail at 1.48,
+// /info's BridgeNfIptables gone at 1.50, the container's top-level
+// addresses gone at 1.52, never read here). An engine whose own minimum is
+// above it is refused in one line rather than sent requests it rejects.
+const MaxAPI = "1.52"
 
-// DefaultHost is where the engine listens unless DOCKER_HOST says otherwise.
+// DefaultHost is where the engine listens unless DOCKER_HOST or a Docker
+// context says otherwise.
 const DefaultHost = "unix:///var/run/docker.sock"
 
-// NewEngine makes a client for host ("unix:///path", "tcp://h:p"; "" =
-// $DOCKER_HOST or the default socket). It does not contact the engine.
-func NewEngine(host string) (*Engine, error) {
-	if host == "" {
-		host = os.Getenv("DOCKER_HOST")
-	}
-	if host == "" {
-		host = DefaultHost
-	}
-	u, err := url.Parse(host)
+// New makes a client for host ("unix:///path", "tcp://h:p", "ssh://[user@]h[:p]";
+// "" = as the docker CLI resolves it: $DOCKER_HOST, $DOCKER_CONTEXT, the
+// current context, the default socket; see Endpoint). It does not
+// contact the engine.
+func New(host string) (*Engine, error) {
+	ep, err := Resolve(host, os.Getenv)
 	if err != nil {
-		return nil, fmt.Errorf("DOCKER_HOST %q: %v; use unix:///var/run/docker.sock or tcp://host:port", host, err)
+		return nil, err
 	}
-	e := &Engine{Where: host}
-	switch u.Scheme {
+	return NewAt(ep)
+}
+
+// NewAt makes a client for a resolved endpoint.
+func NewAt(ep Endpoint) (*Engine, error) {
+	e := &Engine{Where: ep.String(), Endpoint: ep}
+	proto, addr, _ := strings.Cut(ep.Host, "://")
+	tr := &http.Transport{IdleConnTimeout: 30 * time.Second}
+	e.hc = &http.Client{Transport: tr}
+	switch proto {
 	case "unix":
-		path := u.Path
 		e.Local = true
 		e.base = "http://docker"
-		e.hc = &http.Client{Transport: &http.Transport{
-			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-				var d net.Dialer
-				return d.DialContext(ctx, "unix", path)
-			},
-		}}
-	case "tcp", "http":
-		e.base = "http://" + u.Host
-		e.hc = &http.Client{}
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", addr)
+		}
+	case "tcp":
+		e.base = "http://" + addr
+		if ep.TLS {
+			c, err := ep.tlsConfig()
+			if err != nil {
+				return nil, err
+			}
+			e.base, tr.TLSClientConfig = "https://"+addr, c
+		}
+	case "ssh":
+		args, err := sshArgs(ep.Host)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", ep, err)
+		}
+		e.base = "http://docker"
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dialCommand(ctx, "ssh", args...)
+		}
 	default:
-		return nil, fmt.Errorf("DOCKER_HOST %q: scheme %q not supported; use unix:// or tcp:// (no TLS)", host, u.Scheme)
+		return nil, fmt.Errorf("docker host %s: scheme %q not supported; use unix://, tcp:// or ssh://", ep, proto)
 	}
 	return e, nil
 }
+
+// Close lets go of the engine's idle connections (over ssh, each is an
+// ssh process).
+func (e *Engine) Close() { e.hc.CloseIdleConnections() }
 
 // APIError is an error answer of the engine.
 type APIError struct {
@@ -92,6 +131,21 @@ func (e *Engine) path(p string) string {
 		return e.base + p
 	}
 	return e.base + "/v" + e.Version + p
+}
+
+// unreachable is the error for an engine that does not answer, with the
+// fix for where it was looked for.
+func (e *Engine) unreachable(err error) error {
+	hint := "start it (systemctl start docker, or apt-get install docker.io) or set DOCKER_HOST"
+	switch {
+	case e.Endpoint.Context != "":
+		hint = "check the context (docker context inspect " + e.Endpoint.Context + "), choose another (docker context use) or set DOCKER_HOST"
+	case strings.HasPrefix(e.Endpoint.Host, "ssh://"):
+		hint = "check that ssh reaches the host without a prompt and runs docker there (ssh HOST docker version), or set DOCKER_HOST"
+	case !e.Local:
+		hint = "check that an engine listens there and that DOCKER_HOST (and DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) are right"
+	}
+	return fmt.Errorf("no Docker engine reachable at %s (%w); %s", e.Where, err, hint)
 }
 
 // do sends a request; body, when not nil and not a reader, is sent as JSON;
@@ -123,10 +177,15 @@ func (e *Engine) do(ctx context.Context, method, p string, q url.Values, body an
 	}
 	resp, err := e.hc.Do(req)
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// an engine that takes the connection and never answers (a
+			// TLS port spoken to in plain HTTP, a wrong port): say where
+			return e.unreachable(fmt.Errorf("no answer to %s %s in time: %w", method, p, ctx.Err()))
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("no Docker engine reachable at %s (%v); start it (systemctl start docker, or apt-get install docker.io) or set DOCKER_HOST", e.Where, err)
+		return e.unreachable(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
@@ -150,37 +209,65 @@ func (e *Engine) do(ctx context.Context, method, p string, q url.Values, body an
 	return json.NewDecoder(resp.Body).Decode(out)
 }
 
-// Negotiate pings the engine and settles the API version: the engine's,
-// capped at MaxAPI; an engine older than MinAPI is an error naming it.
+// Negotiate asks the engine which API versions it accepts (GET /version,
+// unversioned: every engine answers that at its own default version,
+// whatever its minimum) and settles the one to speak: the highest both
+// sides know, never below the engine's minimum.
 func (e *Engine) Negotiate(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.base+"/_ping", nil)
-	if err != nil {
+	e.Version = ""
+	var v VersionInfo
+	if err := e.do(ctx, http.MethodGet, "/version", nil, nil, &v); err != nil {
+		var a *APIError
+		if errors.As(err, &a) && strings.Contains(a.Message, "HTTPS server") {
+			return fmt.Errorf("docker engine at %s speaks TLS; set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH (the folder of ca.pem, cert.pem, key.pem)", e.Where)
+		}
+		if errors.As(err, &a) {
+			return fmt.Errorf("docker engine at %s answers /version with HTTP %d (%s); is it a Docker engine?", e.Where, a.Status, a.Message)
+		}
 		return err
 	}
-	resp, err := e.hc.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("no Docker engine reachable at %s (%v); start it (systemctl start docker, or apt-get install docker.io) or set DOCKER_HOST", e.Where, err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("docker engine at %s answers ping with HTTP %d", e.Where, resp.StatusCode)
-	}
-	v := resp.Header.Get("Api-Version")
-	if v == "" {
+	if v.APIVersion == "" {
 		return fmt.Errorf("docker engine at %s gives no API version; is it a Docker engine?", e.Where)
 	}
-	if versionLess(v, MinAPI) {
-		return fmt.Errorf("docker engine at %s speaks API %s, older than %s (Docker 17.06); upgrade it (apt-get install docker.io)", e.Where, v, MinAPI)
+	ver, err := negotiateAPI(v.APIVersion, v.MinAPIVersion)
+	if err != nil {
+		return fmt.Errorf("docker engine at %s (Docker %s): %w", e.Where, v.Version, err)
 	}
+	e.Version, e.Server = ver, v
+	return nil
+}
+
+// negotiateAPI is the API version to speak with an engine that accepts
+// engineMin to engineMax ("" min: an engine too old to say, which accepts
+// everything down to 1.12): the lower of engineMax and MaxAPI, an error
+// when that is below MinAPI or below the engine's minimum.
+func negotiateAPI(engineMax, engineMin string) (string, error) {
+	v := engineMax
 	if versionLess(MaxAPI, v) {
 		v = MaxAPI
 	}
-	e.Version = v
-	return nil
+	if versionLess(v, MinAPI) {
+		return "", fmt.Errorf("it speaks API %s, older than %s (Docker 17.06); upgrade it (apt-get install docker.io)", engineMax, MinAPI)
+	}
+	if engineMin != "" && versionLess(v, engineMin) {
+		return "", fmt.Errorf("it accepts API %s to %s, this cnperf speaks %s to %s; no version in common: use a newer cnperf", engineMin, engineMax, MinAPI, MaxAPI)
+	}
+	return v, nil
+}
+
+// Before says whether the negotiated API version is older than v: what
+// a request sends or an answer holds that changed at v.
+// Not yet negotiated, requests go unversioned: the engine's newest.
+func (e *Engine) Before(v string) bool { return e.Version != "" && versionLess(e.Version, v) }
+
+// RecordVersions adds the engine's versions to an environment record:
+// api_version (the negotiated one, every request's), engine_version,
+// engine_api_version and engine_min_api_version (the range it accepts).
+func (e *Engine) RecordVersions(m map[string]string) {
+	m["api_version"] = e.Version
+	m["engine_version"] = e.Server.Version
+	m["engine_api_version"] = e.Server.APIVersion
+	m["engine_min_api_version"] = e.Server.MinAPIVersion
 }
 
 // versionLess compares dotted API versions ("1.9" < "1.30").
@@ -209,21 +296,16 @@ type VersionInfo struct {
 	KernelVersion string
 }
 
-// EngineVersion asks the engine its version.
-func (e *Engine) EngineVersion(ctx context.Context) (VersionInfo, error) {
-	var v VersionInfo
-	err := e.do(ctx, http.MethodGet, "/version", nil, nil, &v)
-	return v, err
-}
-
 // Info is the part of GET /info this backend records.
 type Info struct {
-	Driver            string
-	CgroupDriver      string
-	DockerRootDir     string
-	IPv4Forwarding    bool
-	BridgeNfIptables  bool
-	BridgeNfIP6tables bool `json:"BridgeNfIp6tables"`
+	Driver         string
+	CgroupDriver   string
+	DockerRootDir  string
+	IPv4Forwarding bool
+	// BridgeNfIptables is nil from API 1.50 on, which no longer reports
+	// it (the engine loads br_netfilter only when a network needs it).
+	BridgeNfIptables  *bool
+	BridgeNfIP6tables *bool `json:"BridgeNfIp6tables"`
 	SecurityOptions   []string
 	Swarm             struct {
 		LocalNodeState   string
@@ -286,17 +368,26 @@ func (e *Engine) ImportImage(ctx context.Context, ref string, changes []string, 
 	if err := e.do(ctx, http.MethodPost, "/images/create", q, tarball, &msgs); err != nil {
 		return err
 	}
-	// the answer is a stream of JSON messages; an error is one of them
-	dec := json.NewDecoder(&msgs)
+	return streamError(&msgs, "importing "+ref)
+}
+
+// streamError is the error in a JSON progress stream (POST /images/create,
+// /images/load): errorDetail.message, or the "error" that API 1.48
+// deprecated and a later version may leave empty.
+func streamError(r io.Reader, what string) error {
+	dec := json.NewDecoder(r)
 	for dec.More() {
 		var m struct {
-			Error string `json:"error"`
+			Error       string `json:"error"`
+			ErrorDetail struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
 		}
 		if dec.Decode(&m) != nil {
 			break
 		}
-		if m.Error != "" {
-			return fmt.Errorf("docker engine: importing %s: %s", ref, m.Error)
+		if msg := cmp.Or(m.ErrorDetail.Message, m.Error); msg != "" {
+			return fmt.Errorf("docker engine: %s: %s", what, msg)
 		}
 	}
 	return nil
@@ -373,6 +464,7 @@ func (e *Engine) RemoveContainer(ctx context.Context, id string) error {
 type ContainerJSON struct {
 	ID    string `json:"Id"`
 	Name  string
+	Image string // the image's id
 	State struct {
 		Running  bool
 		Pid      int
@@ -445,9 +537,12 @@ func demux(b []byte) string {
 
 // NetworkConfig is POST /networks/create's body.
 type NetworkConfig struct {
-	Name           string            `json:"Name"`
-	Driver         string            `json:"Driver"`
-	CheckDuplicate bool              `json:"CheckDuplicate"`
+	Name   string `json:"Name"`
+	Driver string `json:"Driver"`
+	// CheckDuplicate refuses a second network of the same name; API 1.44
+	// made that the rule and deprecated the field, so CreateNetwork sends
+	// it to older engines only.
+	CheckDuplicate bool              `json:"CheckDuplicate,omitempty"`
 	Labels         map[string]string `json:"Labels,omitempty"`
 	Options        map[string]string `json:"Options,omitempty"`
 	// Attachable: plain containers (docker run --network) may join a
@@ -479,6 +574,9 @@ type IPAMConfig struct {
 func (e *Engine) CreateNetwork(ctx context.Context, n NetworkConfig) (string, error) {
 	var v struct {
 		ID string `json:"Id"`
+	}
+	if !e.Before("1.44") {
+		n.CheckDuplicate = false
 	}
 	err := e.do(ctx, http.MethodPost, "/networks/create", nil, n, &v)
 	return v.ID, err
@@ -562,6 +660,3 @@ func (e *Engine) SwarmWorkerToken(ctx context.Context) (string, error) {
 	err := e.do(ctx, http.MethodGet, "/swarm", nil, nil, &v)
 	return v.JoinTokens.Worker, err
 }
-
-// waitTimeout bounds an engine call made during teardown.
-const waitTimeout = 60 * time.Second

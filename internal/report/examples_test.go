@@ -1,0 +1,67 @@
+package report
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// TestExampleStudyVerdicts renders the studies' comparison of the stored
+// example runs (docs/examples) and checks the verdicts the README and
+// docs/report.md state for them, and that both state them in these words:
+// a doc cannot say "reproduces" where the data does not show it.
+func TestExampleStudyVerdicts(t *testing.T) {
+	for _, c := range []struct {
+		file, table string
+		column      int
+		verdict     string
+		shown       string // "shown of pairs"
+		said        string // the words the docs use
+	}{
+		{"default", "001-tcp-256", 0, VerdictNotShown, "2 of 5", "seed 001's TCP order at 256 B: same order, not shown (2 of\n5 pairs shown: host above vxlan, vxlan below the baseline)"},
+		{"default", "002-overhead", 0, VerdictNotShown, "3 of 6", "seed 002's overheads: same order, not\nshown (3 of 6 pairs shown: vxlan, host-gw and NAT above the VM)"},
+		{"default", "001-bulk-1vm", 0, VerdictNotShown, "0 of 1", "seed 001's single-host bulk upload:\nsame order, not shown (bridge 0.64x [0.09, 4.72] of the baseline, the study's 0.82x and 1 both\ninside)"},
+		{"clusterip", "003-long", 0, VerdictNotShown, "0 of 1", "seed 003's long-connection order: same order, not shown (iptables\n0.82x [0.60, 1.13] of eBPF)"},
+		{"clusterip", "003-short", 0, VerdictOpposite, "0 of 1", "its short-connection order: opposite, within noise (iptables 2.25x\n[0.05, 95.7] of eBPF)"},
+	} {
+		run, err := result.Read(filepath.Join("..", "..", "docs", "examples", c.file+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		Refresh(run)
+		var cr *SeedColumnResult
+		for _, sr := range CompareSeeds(run) {
+			if sr.Table.ID == c.table {
+				cr = &sr.Columns[c.column]
+			}
+		}
+		if cr == nil {
+			t.Errorf("%s: no table %s", c.file, c.table)
+			continue
+		}
+		t.Logf("%s %s: %s", c.file, c.table, orderingNote(*cr))
+		if got := fmt.Sprintf("%d of %d", len(cr.Shown), cr.Pairs); cr.Verdict != c.verdict || got != c.shown {
+			t.Errorf("%s %s: %s (%s shown), want %s (%s)", c.file, c.table, cr.Verdict, got, c.verdict, c.shown)
+		}
+		for _, doc := range []string{"README.md", "docs/report.md"} {
+			b, err := os.ReadFile(filepath.Join("..", "..", doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// the docs wrap lines where they like: compare the words
+			text := strings.Join(strings.Fields(string(b)), " ")
+			if !strings.Contains(text, strings.Join(strings.Fields(c.said), " ")) {
+				t.Errorf("%s does not say %q of %s", doc, strings.Join(strings.Fields(c.said), " "), c.file)
+			}
+			for _, wrong := range []string{"default run reproduces", "clusterip run reproduces", "reproduces seed"} {
+				if strings.Contains(text, wrong) {
+					t.Errorf("%s says %q: no example run shows a study's order in full", doc, wrong)
+				}
+			}
+		}
+	}
+}
