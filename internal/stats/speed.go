@@ -494,6 +494,18 @@ func pairBySpeed(a, b []sample, sl slope) (x, y []float64, p result.SpeedPairing
 	return x, y, p, true
 }
 
+// unmatched leaves a comparison whose samples could not be paired by
+// speed undecided, whatever its interval: its ratio mixes the machine's
+// speeds with the networks', and more rounds at mixed speeds would not
+// decide it.
+func unmatched(c *result.Comparison, sp *result.SpeedPairing) {
+	if sp.Method != result.SpeedUnmatched || c.Verdict == Undecided {
+		return
+	}
+	c.Verdict, c.Significant, c.RoundsNeeded = Undecided, false, 0
+	sp.Note += "; the verdict is undecided whatever the interval"
+}
+
 // unused lists the rounds of ss not in used ("2, 4").
 func unused(ss []sample, used map[int]bool) string {
 	var out []string

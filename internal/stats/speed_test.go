@@ -330,6 +330,11 @@ func TestSummarizeSpeed(t *testing.T) {
 				t.Fatalf("no speed pairing: %+v", s)
 			}
 			c := s.VsBaseline
+			// a ratio mixing speeds is undecided, however narrow its
+			// interval (here every round but one at half speed: 0.35x)
+			if c.Speed.Method == result.SpeedUnmatched && (c.Verdict != Undecided || c.Significant || c.RoundsNeeded != 0 || !strings.Contains(c.Speed.Note, "undecided whatever")) {
+				t.Errorf("unmatched: verdict %q significant %v rounds needed %d, want undecided and said so: %s", c.Verdict, c.Significant, c.RoundsNeeded, c.Speed.Note)
+			}
 			if c.Speed.Method != tc.method || c.Speed.Pairs != tc.pairs || (tc.ratio != 0 && math.Abs(c.Ratio-tc.ratio) > 1e-9) {
 				t.Errorf("ratio %.3f by %q over %d pairs (%s), want %.2f %q over %d", c.Ratio, c.Speed.Method, c.Speed.Pairs, c.Speed.Note, tc.ratio, tc.method, tc.pairs)
 			}

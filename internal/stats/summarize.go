@@ -282,6 +282,7 @@ func byRound(a, b []sample) (x, y []float64, ok bool) {
 func compareCells(a, b []sample, better result.Better, o Options, sl slope) (result.Comparison, bool) {
 	if x, y, sp, ok := pairBySpeed(a, b, sl); ok {
 		c, ok := Paired(x, y, better, o)
+		unmatched(&c, &sp)
 		c.Speed = &sp
 		return c, ok
 	}
