@@ -286,6 +286,9 @@ func CheckSane(t testing.TB, r result.Result) {
 		return
 	}
 	m := r.Metrics
+	if m.CPU != nil { // a backend on this machine: the witness of its speed beside the cell
+		checkSpeed(t, r)
+	}
 	var figs []result.Figure
 	if w, err := workload.Get(r.Workload); err == nil {
 		figs = w.Figures()
@@ -305,6 +308,31 @@ func CheckSane(t testing.TB, r result.Result) {
 		if r.Histogram == "" {
 			t.Errorf("%s %s %s: no histogram", r.Network, r.Placement, r.Workload)
 		}
+	}
+}
+
+// checkSpeed checks a result's witness of the machine's speed: a probe
+// before and after the cell, each CPU timed, and the share of the CPUs
+// left to the cell.
+func checkSpeed(t testing.TB, r result.Result) {
+	t.Helper()
+	ms := r.MachineSpeed
+	if ms == nil || ms.Before == nil || ms.After == nil {
+		t.Errorf("%s %s %s: no machine_speed probes: %+v", r.Network, r.Placement, r.Workload, ms)
+		return
+	}
+	for _, p := range []*result.SpeedProbe{ms.Before, ms.After} {
+		if len(p.CPUs) == 0 || p.S <= 0 {
+			t.Errorf("%s %s %s: empty probe %+v", r.Network, r.Placement, r.Workload, p)
+		}
+		for _, c := range p.CPUs {
+			if c.CPU < 0 || c.SpinNs <= 0 {
+				t.Errorf("%s %s %s: CPU not probed: %+v", r.Network, r.Placement, r.Workload, c)
+			}
+		}
+	}
+	if ms.Share <= 0 || ms.Share > 1 || len(ms.StealS) != len(ms.Before.CPUs) {
+		t.Errorf("%s %s %s: share %v, steal %v", r.Network, r.Placement, r.Workload, ms.Share, ms.StealS)
 	}
 }
 

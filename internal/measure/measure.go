@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/hist"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/speed"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -110,6 +111,13 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 		snmp0 = snmpOf(ctx, snmp, s, params)
 	}
 	meter, hasCPU := d.(backend.CPUMeter)
+	var witness *speed.Witness
+	if hasCPU {
+		// the machine's speed around the cell, probed outside the
+		// measured interval: a meter of this machine's CPU says the
+		// cell's pods share this machine's kernel
+		witness = speed.Start()
+	}
 	var cpu0 backend.CPUTimes
 	t0 := time.Now()
 	if hasCPU {
@@ -195,6 +203,7 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 			hasCPU = false
 		}
 	}
+	res.MachineSpeed = witness.Stop()
 	fsreps, serr := stopAll()
 	if cerr != nil {
 		res.Error = "client: " + cerr.Error() + logOf(d, s.Client)
@@ -257,6 +266,7 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 	}
 	if hasCPU {
 		mt.CPU = Cost(cpu1.Sub(cpu0), wall, crep.CPUSeconds+srep.CPUSeconds, daemons, mt)
+		speed.SetShare(res.MachineSpeed, mt.CPU)
 	}
 	if hasSNMP && snmp0 != nil {
 		if snmp1 := snmpOf(ctx, snmp, s, params); snmp1 != nil {

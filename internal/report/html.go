@@ -7,6 +7,8 @@ import (
 	"html/template"
 	"io"
 	"strings"
+
+	"github.com/cnperf/cnperf/internal/stats"
 )
 
 // The plotting library, Chart.js 3.9.1 (MIT), copied from Debian's
@@ -53,6 +55,11 @@ func BuildPage(ins []Input) *Page {
 		}
 		if in.Run.Incomplete {
 			p.Warnings = append(p.Warnings, in.Name+": incomplete: the run was cut short or is still going; cells not shown were not measured")
+		}
+		if stats.Minority(in.Run) != "" { // two speeds: every chart mixes them
+			for _, n := range stats.SpeedNotes(in.Run) {
+				p.Warnings = append(p.Warnings, in.Name+": "+n)
+			}
 		}
 	}
 	for _, s := range []section{

@@ -147,6 +147,7 @@ func Table(w io.Writer, run *result.Run) {
 		byStep[r.Step] = append(byStep[r.Step], r)
 	}
 	sums := indexSummaries(run.Summaries)
+	slow := stats.MinorityRounds(run)
 	searchSteps := 0
 	for i, st := range steps {
 		if searchStep(st) {
@@ -159,7 +160,7 @@ func Table(w io.Writer, run *result.Run) {
 		if st != "" {
 			fmt.Fprintf(w, "== %s ==\n", st)
 		}
-		table(w, byStep[st], sums)
+		table(w, byStep[st], sums, slow)
 	}
 	if searchSteps > 0 {
 		fmt.Fprintf(w, "(%d steps of the max-rate search are in the JSON, not shown)\n", searchSteps)
@@ -291,6 +292,7 @@ func toDecide(run *result.Run) string {
 // reader's measure of the machine's noise, which the run warns about when
 // the bound is above stats.NoisyCV.
 func noise(w io.Writer, run *result.Run) {
+	defer speedLegend(w, run)
 	var parts []string
 	for _, s := range stats.NoiseSummaries(run.Summaries, FiguresOf) {
 		// the step too: a sweep's reference cells differ only by it
@@ -321,10 +323,42 @@ func summaryLabel(s result.Summary) string {
 // [0.73, 0.97] undecided.
 func ratio(c result.Comparison) string {
 	s := verdictMark(c) + fmt.Sprintf("%.2fx", c.Ratio)
+	if c.Speed != nil && c.Speed.Method == result.SpeedUnmatched {
+		s += MarkSpeedsDiffer
+	}
 	if c.CILow != 0 || c.CIHigh != 0 {
 		s += fmt.Sprintf(" [%.2f, %.2f]", c.CILow, c.CIHigh)
 	}
 	return s
+}
+
+// The table's marks of the machine's speed (stats.Speeds).
+const (
+	// MarkMinoritySpeed follows a figure some of whose rounds ran while
+	// the machine was at the speed fewer cells ran at.
+	MarkMinoritySpeed = "§"
+	// MarkSpeedsDiffer follows a ratio whose rounds ran the two cells at
+	// different speeds, with too few same-speed pairs to use instead.
+	MarkSpeedsDiffer = "†"
+)
+
+// speedLegend explains the marks a table of run uses, and names the
+// machine's speeds.
+func speedLegend(w io.Writer, run *result.Run) {
+	notes := stats.SpeedNotes(run)
+	if len(notes) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "noise: "+notes[0])
+	if stats.Minority(run) != "" {
+		fmt.Fprintf(w, "%s: some rounds of this figure ran at the minority speed; a ratio pairs only samples of one speed where it can\n", MarkMinoritySpeed)
+	}
+	for _, s := range run.Summaries {
+		if c := s.VsBaseline; c != nil && c.Speed != nil && c.Speed.Method == result.SpeedUnmatched {
+			fmt.Fprintf(w, "%s: too few rounds ran both cells at one speed: the ratio mixes the machine's speeds (see the warning)\n", MarkSpeedsDiffer)
+			break
+		}
+	}
 }
 
 // verdictMark is the mark a printed comparison carries: none when it
@@ -339,7 +373,7 @@ func verdictMark(c result.Comparison) string {
 	return "?"
 }
 
-func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary) {
+func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary, slow map[result.CellKey]int) {
 	var keys []rowKey
 	seen := map[rowKey]bool{}
 	var workloads []string
@@ -404,6 +438,9 @@ func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary)
 				cell := format(c.fig, s.Median)
 				if len(ms) > 0 {
 					cell += mark(c.fig, ms[0])
+				}
+				if slow[cells[k][c.workload]] > 0 {
+					cell += MarkMinoritySpeed
 				}
 				if c.fig.Ratio && s.VsBaseline != nil {
 					cell += " (" + ratio(*s.VsBaseline) + ")"

@@ -43,6 +43,9 @@ type Run struct {
 	// with its confidence interval, and the ratio to the baseline with a
 	// significance verdict.
 	Summaries []Summary `json:"summaries,omitempty"`
+	// MachineSpeed is what the run shows of the machine's speed over its
+	// cells (each result's MachineSpeed).
+	MachineSpeed *SpeedSummary `json:"machine_speed,omitempty"`
 	// Warnings are what the reader must know to judge the numbers (a noisy
 	// machine, a cell that failed in some rounds).
 	Warnings []string `json:"warnings,omitempty"`
@@ -141,6 +144,9 @@ type Comparison struct {
 	// ratio and the spread stayed as observed; absent when there is no
 	// estimate (one round, or more than 1000 rounds would not do).
 	RoundsNeeded int `json:"rounds_needed,omitempty"`
+	// Speed is how the samples were paired by the machine's speed, where
+	// both cells recorded it (MachineSpeed).
+	Speed *SpeedPairing `json:"speed,omitempty"`
 }
 
 // Skip records a network/workload/placement that was asked for but could not
@@ -178,6 +184,8 @@ type Result struct {
 	// the same cell measured untuned (tuning=none) in the same run, paired
 	// by round: the ratio of the main figure, its interval and verdict.
 	VsUntuned *Comparison `json:"vs_untuned,omitempty"`
+	// MachineSpeed is how fast the machine's CPUs ran around the cell.
+	MachineSpeed *MachineSpeed `json:"machine_speed,omitempty"`
 }
 
 // Metrics holds the figures of a result. A metric that does not apply to a

@@ -178,10 +178,11 @@ func CellName(k result.CellKey) string {
 }
 
 // sample is one figure of one result: its round (0 when the file predates
-// rounds) and value.
+// rounds), value and the machine's speed around it (zero: not recorded).
 type sample struct {
 	round int
 	v     float64
+	speed speedAt
 }
 
 func values(ss []sample) []float64 {
@@ -227,7 +228,7 @@ func (c cells) samples(k result.CellKey, key string) []sample {
 	var out []sample
 	for _, r := range c.results[k] {
 		if v, ok := r.Metrics.Value(key); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			out = append(out, sample{r.Round, v})
+			out = append(out, sample{r.Round, v, speedOf(r)})
 		}
 	}
 	return out
@@ -276,8 +277,15 @@ func byRound(a, b []sample) (x, y []float64, ok bool) {
 }
 
 // compareCells compares cell a's samples with reference b's: paired by
-// round when both have rounds, otherwise as independent samples (Welch).
-func compareCells(a, b []sample, better result.Better, o Options) (result.Comparison, bool) {
+// the machine's speed where both recorded it (pairBySpeed), by round when
+// both have rounds, otherwise as independent samples (Welch).
+func compareCells(a, b []sample, better result.Better, o Options, sl slope) (result.Comparison, bool) {
+	if x, y, sp, ok := pairBySpeed(a, b, sl); ok {
+		c, ok := Paired(x, y, better, o)
+		unmatched(&c, &sp)
+		c.Speed = &sp
+		return c, ok
+	}
 	if x, y, ok := byRound(a, b); ok {
 		return Paired(x, y, better, o)
 	}
@@ -305,7 +313,9 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 		return
 	}
 	o = o.norm()
+	applySpeeds(run)
 	c := group(run.Results)
+	slopes := speedSlopes(c, figures)
 	proxyLB := ProxyLB(run.Environment)
 	run.Summaries = nil
 	for _, k := range c.order {
@@ -318,7 +328,7 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 			s := summary(k, f.Key, values(ss), o)
 			if hasRef {
 				if rs := c.samples(ref, f.Key); len(rs) > 0 {
-					if cmp, ok := compareCells(ss, rs, f.Better, o); ok {
+					if cmp, ok := compareCells(ss, rs, f.Better, o, slopes[slopeKey{k.Workload, k.Step, f.Key}]); ok {
 						cmp.Against = ref
 						s.VsBaseline = &cmp
 					}
@@ -326,7 +336,7 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 			}
 			if rep, ok := c.replica(k, proxyLB); ok {
 				if rs := c.samples(rep, f.Key); len(rs) > 0 {
-					if cmp, ok := compareCells(ss, rs, f.Better, o); ok {
+					if cmp, ok := compareCells(ss, rs, f.Better, o, slopes[slopeKey{k.Workload, k.Step, f.Key}]); ok {
 						cmp.Against = rep
 						s.VsReplica = &cmp
 					}
@@ -337,7 +347,7 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 	}
 	warnings := run.Warnings[:0:0]
 	for _, w := range run.Warnings {
-		if !strings.HasPrefix(w, WarnNoisy) && !strings.HasPrefix(w, WarnFailed) && !strings.HasPrefix(w, WarnBusy) {
+		if !strings.HasPrefix(w, WarnNoisy) && !strings.HasPrefix(w, WarnFailed) && !strings.HasPrefix(w, WarnBusy) && !strings.HasPrefix(w, WarnSpeed) {
 			warnings = append(warnings, w)
 		}
 	}
@@ -345,6 +355,9 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 		warnings = append(warnings, w)
 	}
 	if w := busyWarning(run.Results, run.Environment.Sysctls[AutogroupSysctl] == "1"); w != "" {
+		warnings = append(warnings, w)
+	}
+	if w := speedWarning(run.Summaries, figures); w != "" {
 		warnings = append(warnings, w)
 	}
 	warnings = append(warnings, failureWarnings(run.Results)...)
@@ -516,8 +529,9 @@ func busyWarning(rs []result.Result, autogroup bool) string {
 }
 
 // CompareCells compares cell a's figure f with cell b's in the same run:
-// paired by round when both have rounds (the rounds both have), otherwise
-// as independent samples. Errored results are left out. ok is false when a
+// paired by the machine's speed where both recorded it (compareCells),
+// by round when both have rounds (the rounds both have), otherwise as
+// independent samples. Errored results are left out. ok is false when a
 // side has no value, or a value <= 0.
 func CompareCells(rs []result.Result, a, b result.CellKey, f result.Figure, o Options) (result.Comparison, bool) {
 	c := group(rs)
@@ -525,7 +539,10 @@ func CompareCells(rs []result.Result, a, b result.CellKey, f result.Figure, o Op
 	if len(x) == 0 || len(y) == 0 {
 		return result.Comparison{}, false
 	}
-	cmp, ok := compareCells(x, y, f.Better, o.norm())
+	// pair by the machine's speed where the results recorded it (their
+	// relative speeds set by Summarize), the figure's slopes from them
+	sl := speedSlopes(c, func(string) []result.Figure { return []result.Figure{f} })[slopeKey{a.Workload, a.Step, f.Key}]
+	cmp, ok := compareCells(x, y, f.Better, o.norm(), sl)
 	cmp.Against = b
 	return cmp, ok
 }
