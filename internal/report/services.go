@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -60,17 +61,19 @@ type svcRow struct {
 
 // Services writes the ClusterIP study's table (seed 003) when the run has
 // service results: per network, load balancer and number of services, the
-// time it took to program them, the rate of each workload with its %
-// difference to iptables and to ipvs (same network and service count; the
-// pod-IP reference against the smallest count), and tcp_crr's median
-// transaction time for the workloads that declare it dominated by the
-// connect (tcp_crr).
+// time it took to program them, the rate of each workload (medians over
+// rounds) with its paired ratio to iptables and to ipvs (same network and
+// service count; the pod-IP reference against the smallest count), with its
+// interval and its verdict's mark as in the main table, and tcp_crr's
+// median transaction time for the workloads that declare it dominated by
+// the connect (tcp_crr).
 func Services(w io.Writer, run *result.Run) {
 	var rows []svcRow
 	seenRow := map[svcRow]bool{}
 	var measures []svcMeasure
 	seenM := map[svcMeasure]bool{}
 	rate := map[svcRow]map[svcMeasure][]float64{}
+	cellOf := map[svcRow]map[svcMeasure]result.CellKey{}
 	crrP50 := map[svcRow][]float64{}
 	syncS := map[svcRow][]float64{}
 	var netOrder, lbOrder []string
@@ -84,6 +87,7 @@ func Services(w io.Writer, run *result.Run) {
 			seenRow[k] = true
 			rows = append(rows, k)
 			rate[k] = map[svcMeasure][]float64{}
+			cellOf[k] = map[svcMeasure]result.CellKey{}
 			if !contains(netOrder, r.Network) {
 				netOrder = append(netOrder, r.Network)
 			}
@@ -98,6 +102,9 @@ func Services(w io.Writer, run *result.Run) {
 			measures = append(measures, m)
 		}
 		rate[k][m] = append(rate[k][m], *r.Metrics.TransactionsPerS)
+		if _, ok := cellOf[k][m]; !ok {
+			cellOf[k][m] = r.Key()
+		}
 		if m.conn.ConnectBound {
 			if v, ok := r.Metrics.LatencyUs["p50"]; ok {
 				crrP50[k] = append(crrP50[k], v)
@@ -147,7 +154,7 @@ func Services(w io.Writer, run *result.Run) {
 		}
 		return best, ok
 	}
-	fmt.Fprintf(w, "\n== ClusterIP services (seed 003): rate through the service, %% vs %s ==\n", strings.Join(refs, " and vs "))
+	fmt.Fprintf(w, "\n== ClusterIP services (seed 003): rate through the service, paired ratio vs %s ==\n", strings.Join(refs, " and vs "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"network", "lb", "services", "sync s"}
 	for _, m := range measures {
@@ -166,11 +173,11 @@ func Services(w io.Writer, run *result.Run) {
 			lb, n = "none (pod IP)", "-"
 		}
 		row := []string{k.network, lb, n, "-"}
-		if v, ok := avg(syncS[k]); ok {
+		if v, ok := med(syncS[k]); ok {
 			row[3] = fmt.Sprintf("%.3f", v)
 		}
 		for _, m := range measures {
-			v, ok := avg(rate[k][m])
+			v, ok := med(rate[k][m])
 			if !ok {
 				row = append(row, "-")
 			} else {
@@ -179,14 +186,16 @@ func Services(w io.Writer, run *result.Run) {
 			for _, ref := range refs {
 				cell := "-"
 				if rr, found := refRow(k, ref); ok && found && rr != k {
-					if b, ok := avg(rate[rr][m]); ok && b > 0 {
-						cell = fmt.Sprintf("%+.0f%%", 100*(v/b-1))
+					if ck, ok := cellOf[rr][m]; ok {
+						if c, ok := stats.CompareCells(run.Results, cellOf[k][m], ck, result.FigTransactions, stats.Default); ok {
+							cell = ratio(c)
+						}
 					}
 				}
 				row = append(row, cell)
 			}
 			if m.conn.ConnectBound {
-				if p, ok := avg(crrP50[k]); ok {
+				if p, ok := med(crrP50[k]); ok {
 					row = append(row, usec(p))
 				} else {
 					row = append(row, "-")
@@ -196,7 +205,18 @@ func Services(w io.Writer, run *result.Run) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "short = a new connection per request, long = one kept-alive connection; sync s = time to program that many services on every node.")
+	fmt.Fprintln(w, "short = a new connection per request, long = one kept-alive connection; sync s = time to program that many services on every node;")
+	fmt.Fprintln(w, "figures are medians over rounds. vs LB: the paired ratio to that load balancer's row (the geometric mean of the per-round")
+	fmt.Fprintln(w, "ratios, not the quotient of the two rates shown), its 95% interval, and its verdict's mark: no mark = differs")
+	fmt.Fprintln(w, "(p<0.05 and the interval clear of [0.95, 1.05]), = equivalent (the whole interval inside it), ? undecided (neither shown; always so with one round).")
+}
+
+// med is the median of vs; ok is false when there are none.
+func med(vs []float64) (float64, bool) {
+	if len(vs) == 0 {
+		return 0, false
+	}
+	return median(vs), true
 }
 
 func avg(vs []float64) (float64, bool) {
