@@ -55,18 +55,19 @@ func shortName(wl string) string {
 }
 
 type svcRow struct {
-	network, lb string
-	services    int
+	network, placement, lb string
+	services               int
 }
 
 // Services writes the ClusterIP study's table (seed 003) when the run has
-// service results: per network, load balancer and number of services, the
-// time it took to program them, the rate of each workload (medians over
-// rounds) with its paired ratio to iptables and to ipvs (same network and
-// service count; the pod-IP reference against the smallest count), with its
-// interval and its verdict's mark as in the main table, and tcp_crr's
-// median transaction time for the workloads that declare it dominated by
-// the connect (tcp_crr).
+// service results: per network (and placement, when the run has several),
+// load balancer and number of services, the time it took to program them,
+// the rate of each workload (medians over rounds) with its paired ratio to
+// iptables and to ipvs (same network, placement and service count; the
+// pod-IP reference against the smallest count), with its interval and its
+// verdict's mark as in the main table, and tcp_crr's median transaction
+// time for the workloads that declare it dominated by the connect
+// (tcp_crr).
 func Services(w io.Writer, run *result.Run) {
 	var rows []svcRow
 	seenRow := map[svcRow]bool{}
@@ -76,18 +77,21 @@ func Services(w io.Writer, run *result.Run) {
 	cellOf := map[svcRow]map[svcMeasure]result.CellKey{}
 	crrP50 := map[svcRow][]float64{}
 	syncS := map[svcRow][]float64{}
-	var netOrder, lbOrder []string
+	var netOrder, lbOrder, placements []string
 	hasIPVS := false
 	for _, r := range run.Results {
 		if r.LB == "" || r.Error != "" || r.Metrics.TransactionsPerS == nil {
 			continue
 		}
-		k := svcRow{r.Network, r.LB, r.Services}
+		k := svcRow{r.Network, r.Placement, r.LB, r.Services}
 		if !seenRow[k] {
 			seenRow[k] = true
 			rows = append(rows, k)
 			rate[k] = map[svcMeasure][]float64{}
 			cellOf[k] = map[svcMeasure]result.CellKey{}
+			if !contains(placements, r.Placement) {
+				placements = append(placements, r.Placement)
+			}
 			if !contains(netOrder, r.Network) {
 				netOrder = append(netOrder, r.Network)
 			}
@@ -130,6 +134,9 @@ func Services(w io.Writer, run *result.Run) {
 		if a.network != b.network {
 			return idx(netOrder, a.network) < idx(netOrder, b.network)
 		}
+		if a.placement != b.placement {
+			return placementOrder(a.placement) < placementOrder(b.placement)
+		}
 		if a.lb != b.lb {
 			return idx(lbOrder, a.lb) < idx(lbOrder, b.lb)
 		}
@@ -143,12 +150,12 @@ func Services(w io.Writer, run *result.Run) {
 	// count for the pod-IP row, which has none)
 	refRow := func(k svcRow, lb string) (svcRow, bool) {
 		if k.services > 0 {
-			r := svcRow{k.network, lb, k.services}
+			r := svcRow{k.network, k.placement, lb, k.services}
 			return r, seenRow[r]
 		}
 		best, ok := svcRow{}, false
 		for _, r := range rows {
-			if r.network == k.network && r.lb == lb && (!ok || r.services < best.services) {
+			if r.network == k.network && r.placement == k.placement && r.lb == lb && (!ok || r.services < best.services) {
 				best, ok = r, true
 			}
 		}
@@ -172,7 +179,11 @@ func Services(w io.Writer, run *result.Run) {
 		if k.lb == result.ReferenceLB {
 			lb, n = "none (pod IP)", "-"
 		}
-		row := []string{k.network, lb, n, "-"}
+		net := k.network
+		if len(placements) > 1 {
+			net += " " + k.placement
+		}
+		row := []string{net, lb, n, "-"}
 		if v, ok := med(syncS[k]); ok {
 			row[3] = fmt.Sprintf("%.3f", v)
 		}

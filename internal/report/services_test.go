@@ -111,3 +111,26 @@ func TestServicesVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// TestServicesPlacements: a run with both placements gets a row per
+// placement, each compared with iptables in its own placement.
+func TestServicesPlacements(t *testing.T) {
+	var rs []result.Result
+	for _, c := range []struct {
+		place string
+		lb    string
+		tps   float64
+	}{{"same-host", "iptables", 2000}, {"same-host", "ebpf-socket", 3000}, {"cross-host", "iptables", 1000}, {"cross-host", "ebpf-socket", 500}} {
+		r := svcResult(c.lb, 1, "tcp_crr", "", c.tps, 60, 0.1)
+		r.Placement, r.Round = c.place, 1
+		rs = append(rs, r)
+	}
+	var b bytes.Buffer
+	Services(&b, &result.Run{Results: rs})
+	out := strings.Join(strings.Fields(strings.ReplaceAll(b.String(), "\n", " \\ ")), " ")
+	for _, want := range []string{"host-gw same-host ebpf-socket 1 0.100 3000 ?1.50x", "host-gw cross-host ebpf-socket 1 0.100 500 ?0.50x"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
