@@ -187,7 +187,7 @@ func Table(w io.Writer, run *result.Run) {
 		legend(w, run)
 	} else {
 		fmt.Fprintln(w, "(x) is the ratio of the mean to the baseline's in the same placement, with no rounds to pair and no test:")
-		fmt.Fprintln(w, "every ratio is ? undecided; above 1 is more throughput or transactions.")
+		fmt.Fprintln(w, "every ratio is ? undecided; above 1 is more of the figure (more throughput or transactions; for a time, slower).")
 	}
 	// last, where a reader finishing the page sees them
 	for _, m := range run.Warnings {
@@ -255,7 +255,7 @@ func legend(w io.Writer, run *result.Run) {
 	e := 100 * c.MinEffect
 	fmt.Fprintf(w, "figures are medians over %d rounds. (x) is the paired ratio to baseline in the same placement: the geometric\n", n)
 	fmt.Fprintln(w, "mean of the per-round ratios (cell ÷ baseline of the same round), not the quotient of the two medians shown;")
-	fmt.Fprintf(w, "[lo, hi] is its %g%% interval (%s); above 1 is more throughput or transactions.\n", 100*level, c.Test)
+	fmt.Fprintf(w, "[lo, hi] is its %g%% interval (%s); above 1 is more of the figure (for a time, slower).\n", 100*level, c.Test)
 	fmt.Fprintf(w, "verdicts (p<%g, minimum effect %g %%): no mark = differs (the interval clear of [%.2f, %.2f]); = equivalent\n", c.Alpha, e, 1-c.MinEffect, 1+c.MinEffect)
 	fmt.Fprintf(w, "(the whole interval inside [%.2f, %.2f]); ? undecided: neither a difference nor an equivalence is shown.\n", 1-c.MinEffect, 1+c.MinEffect)
 	if d := toDecide(run); d != "" {
