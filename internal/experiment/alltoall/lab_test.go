@@ -13,8 +13,9 @@ import (
 func TestMain(m *testing.M) { labtest.Main(m) }
 
 // TestAllToAllLab exchanges among 2 and 4 pods of host-gw on one host and
-// on two (1:N-1): every cell's pods exchanged exactly rounds·N·(N-1)
-// messages (the workload fails the result otherwise).
+// on two (1:N-1), in this process with each pod's sockets in its own
+// namespace: every cell's pods exchanged exactly rounds·N·(N-1) messages
+// (the workload fails the result otherwise).
 func TestAllToAllLab(t *testing.T) {
 	labtest.NeedRoot(t)
 	plan := labtest.Plan(t, []runner.Case{{Network: "host-gw", Placement: "same-host"}, {Network: "host-gw", Placement: "cross-host"}}, "alltoall")
@@ -32,6 +33,9 @@ func TestAllToAllLab(t *testing.T) {
 	for _, r := range run.Results {
 		if r.Error != "" {
 			t.Fatalf("%s %s: %s", r.Placement, r.Step, r.Error)
+		}
+		if r.Params["in_process"] != true {
+			t.Errorf("%s %s: not exchanged in this process (params %v)", r.Placement, r.Step, r.Params)
 		}
 		n := r.Params["pods"].(int)
 		rounds := *r.Metrics.Transactions
