@@ -121,6 +121,11 @@ func (AllToAll) Validate(p *experiment.Plan, _ []string) error {
 		if n < 2 || n > limit {
 			return fmt.Errorf("--pods %d: all-to-all needs 2 to %d pods on this backend; e.g. --pods 2,4,8", n, limit)
 		}
+		if inProcess(p) {
+			if err := a2a.CheckFDLimit(n); err != nil {
+				return fmt.Errorf("--pods %d: %w", n, err)
+			}
+		}
 	}
 	for _, s := range spreadsOf(p) {
 		if s != OneToRest && s != Balanced {

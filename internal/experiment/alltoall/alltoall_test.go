@@ -7,6 +7,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
+	a2a "github.com/cnperf/cnperf/internal/workload/alltoall"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
 )
 
@@ -32,6 +33,10 @@ func TestValidateUnits(t *testing.T) {
 	// the local lab (nil backend: the default) takes 1,000 pods, a backend
 	// of an agent per pod 64
 	docker := agentBackend{"docker"}
+	want1000 := "" // 1,000 pods need an open-file hard limit of 1,000,256
+	if a2a.CheckFDLimit(1000) != nil {
+		want1000 = "--pods 1000: not enough file descriptors"
+	}
 	for _, tc := range []struct {
 		be      backend.Backend
 		pods    []int
@@ -39,7 +44,7 @@ func TestValidateUnits(t *testing.T) {
 		want    string // "" accepts
 	}{
 		{nil, []int{1}, nil, "--pods 1"},
-		{nil, []int{2, 1000}, nil, ""},
+		{nil, []int{2, 1000}, nil, want1000},
 		{nil, []int{2, 1001}, nil, "--pods 1001: all-to-all needs 2 to 1000 pods"},
 		{docker, []int{2, 64}, nil, ""},
 		{docker, []int{2, 65}, nil, "--pods 65: all-to-all needs 2 to 64 pods"},

@@ -63,6 +63,24 @@ func MaxPodsFor(limit uint64) int {
 // hard limit.
 var ErrTooFewFDs = errors.New("not enough file descriptors")
 
+// CheckFDLimit fails, naming the fix, when an exchange among n pods does
+// not fit this process's open-file hard limit.
+func CheckFDLimit(n int) error {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return err
+	}
+	return fitFDs(n, lim.Max)
+}
+
+func fitFDs(n int, hard uint64) error {
+	if need := FDsFor(n); hard < need {
+		return fmt.Errorf("%w: all-to-all among %d pods needs %d open files in this process (a socket per pair end), and its open-file hard limit is %d: raise it (`ulimit -Hn %d` as root, LimitNOFILE= for a service) or use at most %d pods",
+			ErrTooFewFDs, n, need, hard, need, MaxPodsFor(hard))
+	}
+	return nil
+}
+
 // RaiseFDLimit raises this process's open-file soft limit to the hard
 // limit (never above it) when the exchange among n pods needs more, and
 // fails naming the fix when even the hard limit is too low.
@@ -75,9 +93,8 @@ func RaiseFDLimit(n int) error {
 	if lim.Cur >= need {
 		return nil
 	}
-	if lim.Max < need {
-		return fmt.Errorf("%w: all-to-all among %d pods needs %d open files in this process (a socket per pair end), and its open-file hard limit is %d: raise it (`ulimit -Hn %d` as root, LimitNOFILE= for a service) or use at most %d pods",
-			ErrTooFewFDs, n, need, lim.Max, need, MaxPodsFor(lim.Max))
+	if err := fitFDs(n, lim.Max); err != nil {
+		return err
 	}
 	lim.Cur = lim.Max
 	return unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
@@ -256,6 +273,9 @@ func (m *mesh) connect(ctx context.Context, x Exchange) error {
 				return err
 			}
 			if err := unix.Connect(fd, &unix.SockaddrInet4{Addr: ap.Addr().As4(), Port: int(ap.Port())}); err != nil {
+				if errors.Is(err, unix.EINPROGRESS) { // SO_SNDTIMEO ran out
+					err = fmt.Errorf("no answer within %v", setupTimeout)
+				}
 				return fmt.Errorf("alltoall: rank %d cannot reach rank %d at %s: %w", i, j, ap, err)
 			}
 			var hdr [4]byte

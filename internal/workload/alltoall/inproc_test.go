@@ -30,6 +30,15 @@ func TestFDLimits(t *testing.T) {
 			t.Errorf("limit %d: %d pods need %d, %d need %d", c.limit, c.pods, FDsFor(c.pods), c.pods+1, FDsFor(c.pods+1))
 		}
 	}
+	for _, c := range []struct {
+		n    int
+		hard uint64
+		ok   bool
+	}{{140, 20000, true}, {141, 20000, false}, {1000, 1 << 20, true}, {1000, 1_000_000, false}} {
+		if err := fitFDs(c.n, c.hard); (err == nil) != c.ok || err != nil && !errors.Is(err, ErrTooFewFDs) {
+			t.Errorf("%d pods, hard limit %d: %v", c.n, c.hard, err)
+		}
+	}
 	if FDsFor(1000) != 1000*999+1000+256 {
 		t.Errorf("FDsFor(1000) = %d", FDsFor(1000))
 	}
