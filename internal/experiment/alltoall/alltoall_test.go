@@ -7,8 +7,8 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
-	a2a "github.com/cnperf/cnperf/internal/workload/alltoall"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
+	a2a "github.com/cnperf/cnperf/internal/workload/alltoall"
 )
 
 func TestLayout(t *testing.T) {
