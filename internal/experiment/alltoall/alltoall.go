@@ -9,6 +9,12 @@
 // N × placement is a cell of the interleaved rounds, its result the time
 // per round (percentiles over every pod's rounds) and the aggregate
 // throughput, checked against the exact count of messages expected.
+//
+// In the local lab the pods run no agents: this process holds every pod's
+// sockets, made inside the pod's namespace (workload alltoall's Exchange),
+// so N reaches 1,000 where the open-file hard limit holds N·(N-1) sockets
+// (MaxPods); elsewhere each pod is an agent (MaxAgentPods). Every pod
+// still exchanges with every other in every round: nothing is sampled.
 package alltoall
 
 import (
