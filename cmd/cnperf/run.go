@@ -142,7 +142,7 @@ type runSetup struct {
 	backend    runner.Placer // the backends --backend names, to check networks against
 	networks   string        // --networks as given
 	out        string
-	html, csv  string // --html, --csv
+	outputs    report.Outputs // --html, --csv, --openmetrics, --ndjson
 	cpuLatency string
 	quiet      bool
 }
@@ -175,8 +175,11 @@ func parseRun(args []string) (*runSetup, error) {
 	repeat := fs.Int("repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
 	startupPods := fs.Int("startup-pods", 0, "startup: pods created per round (default 10, the paper's mean of 10)")
 	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json)")
-	htmlOut := fs.String("html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
-	csvDir := fs.String("csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
+	var outputs report.Outputs
+	fs.StringVar(&outputs.HTML, "html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
+	fs.StringVar(&outputs.CSV, "csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
+	fs.StringVar(&outputs.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text into this file (see cnperf report --openmetrics)")
+	fs.StringVar(&outputs.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request into this file (see cnperf report --ndjson)")
 	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	lbs := fs.String("lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
@@ -346,7 +349,12 @@ func parseRun(args []string) (*runSetup, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, err
 	}
-	return &runSetup{plan: plan, backend: be, networks: *networks, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet}, nil
+	// before anything is built: a bad path found after the run loses nothing
+	// measured, but costs the run's time
+	if err := outputs.Check(); err != nil {
+		return nil, usageError{err}
+	}
+	return &runSetup{plan: plan, backend: be, networks: *networks, out: *out, outputs: outputs, cpuLatency: *cpuLatency, quiet: *quiet}, nil
 }
 
 func cmdRun(args []string) error {
@@ -425,11 +433,6 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 		return nil, "", err
 	}
 	plan.Out = path
-	if setup.html != "" {
-		if err := checkOutFile("--html", setup.html); err != nil {
-			return nil, "", err
-		}
-	}
 
 	ctx, stop := interruptible()
 	defer stop()
@@ -454,7 +457,7 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 		fmt.Println()
 		report.Table(os.Stdout, run) // ends with the run's warnings
 		fmt.Printf("\nresults: %s\n", path)
-		if err := writeOutputs(setup.html, setup.csv, []report.Input{report.NewInput(path, run)}); err != nil {
+		if err := writeOutputs(setup.outputs, []report.Input{report.NewInput(path, run)}); err != nil {
 			return nil, "", err
 		}
 	}
