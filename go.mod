@@ -11,6 +11,7 @@ require (
 	github.com/cilium/ebpf v0.22.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/vishvananda/netlink v1.3.1
 	github.com/vishvananda/netns v0.0.5
 	k8s.io/api v0.37.2
