@@ -107,7 +107,15 @@ func Density(w io.Writer, run *result.Run) {
 	}
 	tw.Flush()
 	if len(counts) > 1 {
-		fmt.Fprintf(w, "%d vs %d: the figure beside %d idle pods a host over the same network's beside %d, the median of the rounds' ratios (paired by round) and its 95%% interval; ≈: not significant (paired t on log ratios, p<0.05 and ≥5%% effect)\n", hi, lo, hi, lo)
+		var cs []column
+		seen := map[string]bool{}
+		for _, k := range rows {
+			if t := k.workload + " " + k.fig.Label; !seen[t] {
+				seen[t] = true
+				cs = append(cs, column{workload: k.workload, title: t, fig: k.fig})
+			}
+		}
+		fmt.Fprintf(w, "%d vs %d: the figure beside %d idle pods a host over the same network's beside %d, the median of the rounds' ratios (paired by round) and its 95%% interval; %s; ≈: not significant (paired t on log ratios, p<0.05 and ≥5%% effect)\n", hi, lo, hi, lo, aboveOne(cs))
 	}
 }
 
