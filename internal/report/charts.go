@@ -221,7 +221,7 @@ func comparisonSection(ins []Input) section {
 				v := s.VsBaseline
 				c := add(ratio, g, f, func() *chart {
 					one := 1.0
-					return &chart{Kind: chartInterval, Title: title + ": " + f.Label + " ratio to baseline", YLabel: "ratio to baseline (above 1 is " + f.AboveOne() + ")", Ref: &one, RefLabel: "baseline = 1", YLog: true}
+					return &chart{Kind: chartInterval, Title: title + ": " + f.Label + " ratio to baseline", YLabel: "ratio (above 1 is " + f.AboveOne() + ")", Ref: &one, RefLabel: "baseline = 1", YLog: true}
 				})
 				name := seriesName(in, overlay, "ratio")
 				addIntervalPoint(c, name, cellLabel(k), v.Ratio, v.CILevel > 0 || v.CILow != 0 || v.CIHigh != 0, v.CILow, v.CIHigh)
@@ -860,7 +860,7 @@ func serviceRatios(ins []Input) []chart {
 			c := byTitle[title]
 			if c == nil {
 				one := 1.0
-				c = &chart{Kind: chartInterval, Title: title, YLabel: "ratio to pod IP (above 1 is " + f.AboveOne() + ")", Ref: &one, RefLabel: "pod IP = 1", YLog: true}
+				c = &chart{Kind: chartInterval, Title: title, YLabel: "ratio (above 1 is " + f.AboveOne() + ")", Ref: &one, RefLabel: "pod IP = 1", YLog: true}
 				byTitle[title] = c
 				out = append(out, c)
 			}
