@@ -240,6 +240,12 @@ func legend(w io.Writer, run *result.Run) {
 	if level == 0 {
 		level = 0.95
 	}
+	if n >= 2 && c == nil {
+		// rounds, but no cell with a baseline to pair with: no (x) at all
+		fmt.Fprintf(w, "figures are medians over %d rounds; no cell has a baseline in its placement to be paired with, so no (x) ratio.\n", n)
+		noise(w, run)
+		return
+	}
 	if n < 2 || c == nil {
 		fmt.Fprintln(w, "one round: (x) is the ratio to baseline in the same placement (cell ÷ baseline in that round), with no")
 		fmt.Fprintln(w, "interval and no test, so every ratio is ? undecided (run --repeat 3 or more for intervals and verdicts).")
@@ -338,9 +344,14 @@ func toDecide(run *result.Run) string {
 func noise(w io.Writer, run *result.Run) {
 	defer speedLegend(w, run)
 	var parts []string
+	whose := "baseline's"
 	for _, s := range stats.NoiseSummaries(run.Summaries, FiguresOf) {
 		// the step too: a sweep's reference cells differ only by it
 		cell := s.Cell.Workload + " " + s.Cell.Placement
+		if _, ref := stats.Reference(s.Cell); ref {
+			// no reference cell in the run: every cell's, named
+			whose, cell = "the cells'", s.Cell.Network+" "+cell
+		}
 		if s.Cell.Step != "" {
 			cell += " " + s.Cell.Step
 		}
@@ -349,7 +360,7 @@ func noise(w io.Writer, run *result.Run) {
 	if len(parts) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "noise: baseline's spread between rounds (CV, and its %g%% upper bound): %s (warned when a bound is above %g%%)\n", 100*stats.CVLevel, strings.Join(parts, ", "), 100*stats.NoisyCV)
+	fmt.Fprintf(w, "noise: %s spread between rounds (CV, and its %g%% upper bound): %s (warned when a bound is above %g%%)\n", whose, 100*stats.CVLevel, strings.Join(parts, ", "), 100*stats.NoisyCV)
 }
 
 // summaryLabel is the label of a summary's figure ("trans/s").
