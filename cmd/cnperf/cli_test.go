@@ -221,6 +221,9 @@ var badInputs = []struct {
 	{[]string{"report", "../../internal/report/testdata/summaries.json", "--csv", "/etc/hostname"}, "--csv /etc/hostname: not a folder"},
 	{[]string{"report", "../../internal/report/testdata/summaries.json", "--openmetrics", "OUT"}, "not a regular file"},
 	{[]string{"report", "../../internal/report/testdata/summaries.json", "--ndjson", "OUT/no/x.ndjson"}, "does not exist"},
+	{[]string{"report", "../../internal/report/testdata/summaries.json", "--hgrm", "/etc/hostname"}, "--hgrm /etc/hostname: not a folder"},
+	{[]string{"compare", "../../internal/report/testdata/summaries.json", "../../internal/report/testdata/summaries.json", "--json", "OUT/no/c.json"}, "--json"},
+	{[]string{"compare", "../../internal/report/testdata/summaries.json", "../../internal/report/testdata/summaries.json", "--fail-on-regression", "10", "--junit", "/proc/gate.xml"}, "cannot write under /proc"},
 }
 
 // fixHint is how a message names its fix: what to use, give, choose,

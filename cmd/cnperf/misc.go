@@ -151,6 +151,11 @@ func cmdReport(args []string) error {
 	if err := out.Check(); err != nil {
 		return usageError{err}
 	}
+	if *hgrm != "" {
+		if err := report.CheckOutDir("--hgrm", *hgrm); err != nil {
+			return usageError{err}
+		}
+	}
 	ins, err := readRuns(paths)
 	if err != nil {
 		return err

@@ -278,6 +278,7 @@ func TestReportExports(t *testing.T) {
 		{"--openmetrics", filepath.Join(dir, "no", "m.prom")},
 		{"--ndjson", dir},
 		{"--html", filepath.Join(dir, "no", "r.html")},
+		{"--hgrm", "/etc/hostname"},
 	} {
 		cmd := exec.Command(bin, append([]string{"report", filepath.Join(runFiles, "summaries.json")}, args...)...)
 		var o, e bytes.Buffer

@@ -44,20 +44,27 @@ func (o Outputs) Check() error {
 		}
 	}
 	if o.CSV != "" {
-		st, err := os.Stat(o.CSV)
-		switch {
-		case err == nil && !st.IsDir():
-			return fmt.Errorf("--csv %s: not a folder; name a folder for the CSV files, such as csv/", o.CSV)
-		case err == nil:
-			return writable("--csv", o.CSV, o.CSV)
-		}
-		parent := filepath.Dir(filepath.Clean(o.CSV))
-		if st, err := os.Stat(parent); err != nil || !st.IsDir() {
-			return fmt.Errorf("--csv %s: folder %s does not exist; create it first or choose another path", o.CSV, parent)
-		}
-		return writable("--csv", o.CSV, parent)
+		return CheckOutDir("--csv", o.CSV)
 	}
 	return nil
+}
+
+// CheckOutDir refuses, before any work, an output folder that is a file,
+// whose parent does not exist (cnperf makes the folder, not its parents),
+// or that cannot be written.
+func CheckOutDir(flagName, dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return fmt.Errorf("%s %s: not a folder; name a folder for the files, such as out/", flagName, dir)
+	case err == nil:
+		return writable(flagName, dir, dir)
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s %s: folder %s does not exist; create it first or choose another path", flagName, dir, parent)
+	}
+	return writable(flagName, dir, parent)
 }
 
 // CheckOutFile refuses, before any work, an output file whose folder does

@@ -331,7 +331,7 @@ func TestOutputsCheck(t *testing.T) {
 	}{
 		{Outputs{CSV: filepath.Join(dir, "new"), OpenMetrics: filepath.Join(dir, "m.prom"), NDJSON: file, HTML: filepath.Join(dir, "r.html")}, ""},
 		{Outputs{CSV: dir}, ""},
-		{Outputs{CSV: file}, "--csv " + file + ": not a folder"},
+		{Outputs{CSV: file}, "--csv " + file + ": not a folder; name a folder"},
 		{Outputs{CSV: filepath.Join(dir, "no", "csv")}, "folder " + filepath.Join(dir, "no") + " does not exist"},
 		{Outputs{OpenMetrics: filepath.Join(dir, "no", "m.prom")}, "--openmetrics"},
 		{Outputs{OpenMetrics: dir}, "not a regular file; choose a file path such as cnperf.prom"},
