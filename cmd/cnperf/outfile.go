@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,25 +63,50 @@ func isResultsFile(path string) bool {
 }
 
 // resultsLock is an exclusive lock on a results path, so that two runs
-// writing one file refuse instead of losing one run. It is a hidden file
-// beside the results (the results file itself is replaced by a rename at
-// every write, so it cannot hold a lock), removed when released; one
-// left by a killed run holds no lock and is taken over.
+// writing one file refuse instead of losing one run. The results file
+// itself is replaced by a rename at every write, so it cannot hold a
+// lock: the lock is a file named by the results' absolute path in
+// lockDir, outside the user's folder (a run killed with -9 leaves it
+// there, holding no lock; the next run takes it over), removed when
+// released.
 type resultsLock struct {
 	f    *os.File
 	path string
 }
 
-// lockPath is the lock file of results path.
+// lockDir holds the lock files: /run/cnperf-locks for root (every lab run),
+// a folder of the user's own in the temporary folder otherwise.
+func lockDir() string {
+	if os.Geteuid() == 0 {
+		return "/run/cnperf-locks"
+	}
+	return filepath.Join(os.TempDir(), "cnperf-locks-"+strconv.Itoa(os.Geteuid()))
+}
+
+// lockPath is the lock file of results path: one per file, whatever
+// relative path or symlinked folder names it.
 func lockPath(path string) string {
-	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".lock")
+	abs, err := filepath.Abs(path)
+	if err == nil {
+		if dir, derr := filepath.EvalSymlinks(filepath.Dir(abs)); derr == nil {
+			abs = filepath.Join(dir, filepath.Base(abs))
+		}
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(lockDir(), hex.EncodeToString(sum[:12])+".lock")
 }
 
 // lockResults takes the lock of results path, or says which run holds it.
 func lockResults(path string) (*resultsLock, error) {
 	lp := lockPath(path)
 	for range 10 {
+		if err := os.MkdirAll(filepath.Dir(lp), 0o700); err != nil {
+			return nil, fmt.Errorf("--out %s: making its lock: %v", path, err)
+		}
 		f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o644)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // the folder went with another run's last lock
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--out %s: locking it: %v; choose a writable folder", path, err)
 		}
@@ -87,7 +114,8 @@ func lockResults(path string) (*resultsLock, error) {
 			b, _ := io.ReadAll(io.LimitReader(f, 32))
 			f.Close()
 			holder := "another cnperf run"
-			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil && pid > 0 {
+			first, _, _ := strings.Cut(string(b), "\n")
+			if pid, perr := strconv.Atoi(strings.TrimSpace(first)); perr == nil && pid > 0 {
 				holder += fmt.Sprintf(" (pid %d)", pid)
 			}
 			if errors.Is(err, syscall.EWOULDBLOCK) {
@@ -103,7 +131,7 @@ func lockResults(path string) (*resultsLock, error) {
 			continue
 		}
 		_ = f.Truncate(0)
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"+path+"\n"), 0)
 		return &resultsLock{f: f, path: lp}, nil
 	}
 	return nil, fmt.Errorf("--out %s: could not lock it (its lock file %s keeps changing)", path, lp)
@@ -117,6 +145,7 @@ func (l *resultsLock) release() {
 	_ = os.Remove(l.path)
 	l.f.Close()
 	l.f = nil
+	_ = os.Remove(filepath.Dir(l.path)) // only when no other run holds one
 }
 
 // unusedPath is path, or path with -2, -3... before its extension when a
@@ -136,4 +165,22 @@ func unusedPath(path string) string {
 			return p
 		}
 	}
+}
+
+// cleanStaleLocks removes the results locks no run holds (left by runs
+// killed with -9); a lock a live run holds stays.
+func cleanStaleLocks() {
+	ents, _ := os.ReadDir(lockDir())
+	for _, e := range ents {
+		p := filepath.Join(lockDir(), e.Name())
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			_ = os.Remove(p)
+		}
+		f.Close()
+	}
+	_ = os.Remove(lockDir()) // only when empty
 }

@@ -76,6 +76,9 @@ func TestResultsLock(t *testing.T) {
 		t.Errorf("lock file left: %v", err)
 	}
 	// a lock file no process holds (a kill -9) is no obstacle
+	if err := os.MkdirAll(filepath.Dir(lockPath(path)), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(lockPath(path), []byte("99999999\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -95,9 +98,11 @@ func TestUnusedPath(t *testing.T) {
 	if err := os.WriteFile(p, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(lockPath(filepath.Join(dir, "run-1-2.json")), nil, 0o644); err != nil {
+	l, err := lockResults(filepath.Join(dir, "run-1-2.json"))
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer l.release()
 	if got, want := unusedPath(p), filepath.Join(dir, "run-1-3.json"); got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}

@@ -18,7 +18,7 @@ func TestIncompleteWords(t *testing.T) {
 		want, notWant string
 	}{
 		{"cut short", 5, 12, "5 of 12 cells finished (cut short", ""},
-		{"all finished", 12, 12, "after all 12 cells finished", "cut short"},
+		{"all finished", 12, 12, "all 12 cells finished, but", "cut short"},
 		{"no counts", 0, 0, "3 results recorded", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -202,7 +202,7 @@ func Incomplete(run *result.Run) string {
 	if run.CellsPlanned > 0 {
 		if run.CellsDone >= run.CellsPlanned {
 			// every cell finished; the run failed after them (a teardown)
-			return fmt.Sprintf("run ended with an error after all %d cells finished: the numbers are complete, see its warnings", run.CellsPlanned)
+			return fmt.Sprintf("all %d cells finished, but the run ended with an error after them (its teardown): the numbers are complete", run.CellsPlanned)
 		}
 		done = fmt.Sprintf("%d of %d cells finished", run.CellsDone, run.CellsPlanned)
 	}
