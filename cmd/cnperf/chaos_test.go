@@ -123,7 +123,14 @@ func (c *chaos) wait(limit time.Duration, status int, cause ...string) {
 	case <-time.After(limit):
 		c.t.Fatalf("the run did not end within %v (it hangs):\n%s", limit, c.errText())
 	}
-	c.t.Logf("the run ended in %v with status %d", c.took.Round(100*time.Millisecond), c.status)
+	lines := strings.Split(strings.TrimSpace(c.errText()), "\n")
+	c.t.Logf("the run ended in %v with status %d: %s", c.took.Round(100*time.Millisecond), c.status, lines[len(lines)-1])
+	for _, l := range lines {
+		if strings.HasPrefix(l, "  ") && strings.Contains(l, ": ") && strings.Contains(l, "round 1:") {
+			c.t.Logf("first failed: %s", strings.TrimSpace(l))
+			break
+		}
+	}
 	if c.status != status {
 		c.t.Errorf("exit status %d, want %d:\n%s", c.status, status, c.errText())
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -86,6 +87,8 @@ func TestFaultedAgent(t *testing.T) {
 			}
 			if tc.signal == syscall.SIGKILL {
 				_, _ = proc.Wait()
+			} else {
+				waitStopped(t, proc.Pid)
 			}
 			job := func() error {
 				if tc.job == "serve" {
@@ -136,6 +139,7 @@ func TestStoppedServerReport(t *testing.T) {
 	if err := proc.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, proc.Pid)
 	t0 := time.Now()
 	_, err = s.Stop()
 	if err == nil || !errors.Is(err, agent.ErrStopped) {
@@ -158,4 +162,21 @@ func TestProcessHealthAlive(t *testing.T) {
 	if agent.ProcessHealth(0) != nil {
 		t.Error("health for pid 0")
 	}
+}
+
+// waitStopped waits until a signalled process is stopped: a signal is
+// delivered asynchronously.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i > 0 && strings.HasPrefix(s[i+1:], " T") {
+			return
+		}
+	}
+	t.Fatalf("process %d did not stop", pid)
 }

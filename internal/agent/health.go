@@ -19,6 +19,18 @@ var (
 	ErrGone    = errors.New("removed")
 )
 
+// Cause is a Health error: its text is msg, and errors.Is(err, kind) holds
+// (kind is ErrStopped, ErrExited or ErrGone).
+func Cause(kind error, msg string) error { return &cause{kind, msg} }
+
+type cause struct {
+	kind error
+	msg  string
+}
+
+func (c *cause) Error() string { return c.msg }
+func (c *cause) Unwrap() error { return c.kind }
+
 // ProcessHealth is a Health for an agent that is process pid of this
 // machine's kernel (the lab's agents; a local engine's containers): it
 // reads /proc/PID/stat, and a process of the same pid started later is not
@@ -37,17 +49,17 @@ func processState(pid int, start uint64) error {
 	state, st, err := procStat(pid)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || (err == nil && st != start):
-		return fmt.Errorf("its process %d has %w", pid, ErrExited)
+		return Cause(ErrExited, fmt.Sprintf("its process %d has exited", pid))
 	case err != nil:
 		return nil // unreadable: nothing to say
 	}
 	switch state {
 	case 'T':
-		return fmt.Errorf("its process %d is %w (SIGSTOP); `kill -CONT %d` resumes it", pid, ErrStopped, pid)
+		return Cause(ErrStopped, fmt.Sprintf("its process %d is stopped (SIGSTOP); `kill -CONT %d` resumes it", pid, pid))
 	case 't':
-		return fmt.Errorf("its process %d is %w by a debugger (traced)", pid, ErrStopped)
+		return Cause(ErrStopped, fmt.Sprintf("its process %d is stopped by a debugger (traced)", pid))
 	case 'Z', 'X':
-		return fmt.Errorf("its process %d has %w", pid, ErrExited)
+		return Cause(ErrExited, fmt.Sprintf("its process %d has exited", pid))
 	}
 	return nil
 }

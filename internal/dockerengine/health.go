@@ -16,11 +16,11 @@ func (e *Engine) AgentHealth(id, name string) func(context.Context) error {
 		cj, err := e.InspectContainer(ctx, id)
 		switch {
 		case IsNotFound(err):
-			return fmt.Errorf("its container %s was %w (docker rm?)", name, agent.ErrGone)
+			return agent.Cause(agent.ErrGone, fmt.Sprintf("its container %s was removed (docker rm?)", name))
 		case err != nil:
 			return err
 		case cj.State.Paused:
-			return fmt.Errorf("its container %s is paused: %w (docker unpause %s resumes it)", name, agent.ErrStopped, name)
+			return agent.Cause(agent.ErrStopped, fmt.Sprintf("its container %s is paused; `docker unpause %s` resumes it", name, name))
 		case !cj.State.Running:
 			why := fmt.Sprintf("exit code %d", cj.State.ExitCode)
 			if cj.State.OOMKilled {
@@ -31,7 +31,7 @@ func (e *Engine) AgentHealth(id, name string) func(context.Context) error {
 			if cj.State.Error != "" {
 				why += ", " + cj.State.Error
 			}
-			return fmt.Errorf("its container %s has %w (%s)", name, agent.ErrExited, why)
+			return agent.Cause(agent.ErrExited, fmt.Sprintf("its container %s has exited (%s)", name, why))
 		}
 		if e.Local {
 			if h := agent.ProcessHealth(cj.State.Pid); h != nil {

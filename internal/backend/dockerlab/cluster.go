@@ -228,7 +228,7 @@ func (c *cluster) engineLocked(ctx context.Context, host int) (*engine, error) {
 		}
 		select {
 		case <-proc.Done():
-			return nil, engineExited(fmt.Sprintf("the Docker engine cnperf started on lab host %s has exited as it started (its log ends: %s)", h.Name, cmp.Or(oneLine(c.lab.LogTail("dockerd-"+h.Name, 3)), "nothing")))
+			return nil, agent.Cause(agent.ErrExited, fmt.Sprintf("the Docker engine cnperf started on lab host %s has exited as it started (its log ends: %s)", h.Name, cmp.Or(oneLine(c.lab.LogTail("dockerd-"+h.Name, 3)), "nothing")))
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -341,16 +341,10 @@ func (c *cluster) engineGone(h *lab.Host, proc *lab.Proc) func(error) error {
 	return func(err error) error {
 		select {
 		case <-proc.Done():
-			return engineExited(fmt.Sprintf("the Docker engine cnperf started on lab host %s has exited (its log ends: %s); the run cannot go on with it",
+			return agent.Cause(agent.ErrExited, fmt.Sprintf("the Docker engine cnperf started on lab host %s has exited (its log ends: %s); the run cannot go on with it",
 				h.Name, cmp.Or(oneLine(c.lab.LogTail("dockerd-"+h.Name, 2)), "nothing")))
 		default:
 			return fmt.Errorf("the Docker engine cnperf started on lab host %s does not answer (%v)", h.Name, err)
 		}
 	}
 }
-
-// engineExited is an engine's end: agent.ErrExited, its message alone.
-type engineExited string
-
-func (e engineExited) Error() string { return string(e) }
-func (e engineExited) Unwrap() error { return agent.ErrExited }

@@ -19,29 +19,29 @@ func (d *Deployment) agentHealth(p *pod, name string, t interface{ LastError() e
 		kp, err := d.cl.Core.Pods(d.ns).Get(ctx, p.kp.name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			return fmt.Errorf("its pod %s/%s was deleted: %w", d.ns, p.kp.name, agent.ErrGone)
+			return agent.Cause(agent.ErrGone, fmt.Sprintf("its pod %s/%s was deleted", d.ns, p.kp.name))
 		case err != nil:
 			return fmt.Errorf("the API server does not answer about pod %s/%s (%v): the cluster's control plane is down or stalled", d.ns, p.kp.name, clip(err.Error()))
 		case kp.DeletionTimestamp != nil:
-			return fmt.Errorf("its pod %s/%s is being deleted: %w", d.ns, p.kp.name, agent.ErrGone)
+			return agent.Cause(agent.ErrGone, fmt.Sprintf("its pod %s/%s is being deleted", d.ns, p.kp.name))
 		}
 		for _, cs := range kp.Status.ContainerStatuses {
 			if cs.Name != name {
 				continue
 			}
 			if term := cs.State.Terminated; term != nil {
-				return fmt.Errorf("its container %s in pod %s/%s has %w (%s, exit code %d)", name, d.ns, p.kp.name, agent.ErrExited, term.Reason, term.ExitCode)
+				return agent.Cause(agent.ErrExited, fmt.Sprintf("its container %s in pod %s/%s has exited (%s, exit code %d)", name, d.ns, p.kp.name, term.Reason, term.ExitCode))
 			}
 			if cs.RestartCount > 0 {
 				why := ""
 				if last := cs.LastTerminationState.Terminated; last != nil {
 					why = fmt.Sprintf(" after %s, exit code %d", last.Reason, last.ExitCode)
 				}
-				return fmt.Errorf("its container %s in pod %s/%s restarted%s: the agent and its job %w", name, d.ns, p.kp.name, why, agent.ErrExited)
+				return agent.Cause(agent.ErrExited, fmt.Sprintf("its container %s in pod %s/%s restarted%s: the agent and its job are gone", name, d.ns, p.kp.name, why))
 			}
 		}
 		if phase := kp.Status.Phase; phase != "Running" {
-			return fmt.Errorf("its pod %s/%s is %s: %w", d.ns, p.kp.name, phase, agent.ErrExited)
+			return agent.Cause(agent.ErrExited, fmt.Sprintf("its pod %s/%s is %s, not Running", d.ns, p.kp.name, phase))
 		}
 		if terr := t.LastError(); terr != nil {
 			return fmt.Errorf("the API server's port-forward to pod %s/%s broke (%s)", d.ns, p.kp.name, clip(terr.Error()))
