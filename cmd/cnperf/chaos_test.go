@@ -293,7 +293,8 @@ func TestChaosDocker(t *testing.T) {
 		fault func(t *testing.T, container string)
 		cause string
 	}{
-		{"rm", func(t *testing.T, ctr string) { dockerCmd(t, "rm", "-f", ctr) }, "was removed (docker rm?)"},
+		// rm -f kills, then removes: a check between the two sees it exited
+		{"rm", func(t *testing.T, ctr string) { dockerCmd(t, "rm", "-f", ctr) }, "server on s1: its container cnperf-"},
 		{"pause", func(t *testing.T, ctr string) { dockerCmd(t, "pause", ctr) }, "is paused"},
 		{"sigstop", func(t *testing.T, ctr string) {
 			pid, err := strconv.Atoi(dockerCmd(t, "inspect", "-f", "{{.State.Pid}}", ctr))
