@@ -264,6 +264,7 @@ func cmdClean(args []string) error {
 		return fmt.Errorf("needs root to delete network namespaces; run it as root")
 	}
 	removed, err := lab.CleanRun(*id, *force)
+	cleanStaleLocks() // runs killed with -9: their results locks, held by no one
 	for _, r := range removed {
 		fmt.Printf("removed run %s: %d namespaces\n", r.ID, len(r.Namespaces))
 		if cerr := ebpfsock.CleanCgroup(r.ID); cerr != nil && err == nil {
