@@ -19,6 +19,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend/kubernetes"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/suite"
@@ -141,7 +142,7 @@ type runSetup struct {
 	backend    runner.Placer // the backends --backend names, to check networks against
 	networks   string        // --networks as given
 	out        string
-	html, csv  string // --html, --csv
+	outputs    report.Outputs // --html, --csv, --openmetrics, --ndjson
 	cpuLatency string
 	quiet      bool
 	force      bool // --force: --out may replace a file that is not cnperf's
@@ -176,8 +177,11 @@ func parseRun(args []string) (*runSetup, error) {
 	startupPods := fs.Int("startup-pods", 0, "startup: pods created per round (default 10, the paper's mean of 10)")
 	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json); an existing file is replaced only if it is a cnperf results file")
 	force := fs.Bool("force", false, "let --out replace an existing file that is not a cnperf results file, or a symlink")
-	htmlOut := fs.String("html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
-	csvDir := fs.String("csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
+	var outputs report.Outputs
+	fs.StringVar(&outputs.HTML, "html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
+	fs.StringVar(&outputs.CSV, "csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
+	fs.StringVar(&outputs.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text into this file (see cnperf report --openmetrics)")
+	fs.StringVar(&outputs.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request into this file (see cnperf report --ndjson)")
 	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	lbs := fs.String("lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
@@ -347,7 +351,12 @@ func parseRun(args []string) (*runSetup, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, err
 	}
-	return &runSetup{plan: plan, backend: be, networks: *networks, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet, force: *force}, nil
+	// before anything is built: a bad path found after the run loses nothing
+	// measured, but costs the run's time
+	if err := outputs.Check(); err != nil {
+		return nil, usageError{err}
+	}
+	return &runSetup{plan: plan, backend: be, networks: *networks, out: *out, outputs: outputs, cpuLatency: *cpuLatency, quiet: *quiet, force: *force}, nil
 }
 
 func cmdRun(args []string) error {
@@ -440,11 +449,6 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 	}
 	defer lock.release()
 	plan.Out = path
-	if setup.html != "" {
-		if err := checkOutFile("--html", setup.html); err != nil {
-			return nil, "", err
-		}
-	}
 
 	ctx, stop := interruptible()
 	defer stop()

@@ -132,7 +132,7 @@ func saveAndShow(setup *runSetup, run *result.Run, path string, execErr error) e
 		fmt.Printf("\nresults: not saved: %v\n", saveErr)
 		return fmt.Errorf("results file %s: %w; the table above is all there is of this run", path, saveErr)
 	}
-	if err := writeOutputs(setup.html, setup.csv, []report.Input{report.NewInput(path, run)}); err != nil {
+	if err := writeOutputs(setup.outputs, []report.Input{report.NewInput(path, run)}); err != nil {
 		return err
 	}
 	return nil
