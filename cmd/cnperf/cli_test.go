@@ -210,10 +210,10 @@ var badInputs = []struct {
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--networks", "vxlan"}, `kubernetes backend has no network "vxlan"`},
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--networks", "baseline", "--placement", "same-pod"}, "on kubernetes, baseline runs cross-host, same-host"},
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--lb", "iptables"}, "on --backend kubernetes use --lb cluster"},
-	{[]string{"run", "--networks", "bridge", "--lb", "cluster"}, "--lb cluster is a Kubernetes cluster's own service proxy; use it with --backend kubernetes"},
+	{[]string{"run", "--networks", "bridge", "--lb", "cluster"}, "--lb cluster is served by --backend kubernetes; use it there"},
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--kubeconfig", "/nonexistent/kubeconfig", "--placement", "same-node,cross-node"}, "--kubeconfig /nonexistent/kubeconfig: no such file or directory; give the cluster's kubeconfig file"},
 	{[]string{"clean", "--backend", "kubernetes", "--kubeconfig", "/nonexistent/kubeconfig"}, "--kubeconfig /nonexistent/kubeconfig: no such file or directory"},
-	{[]string{"clean", "--kubeconfig", "/etc/passwd"}, "apply to clean --backend kubernetes; drop them"},
+	{[]string{"clean", "--kubeconfig", "/etc/passwd"}, "--kubeconfig applies to clean --backend kubernetes; drop it"},
 }
 
 // fixHint is how a message names its fix: what to use, give, choose,

@@ -11,21 +11,16 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/cnperf/cnperf/internal/agent"
-	"github.com/cnperf/cnperf/internal/backend/docker"
-	"github.com/cnperf/cnperf/internal/backend/dockerlab"
-	"github.com/cnperf/cnperf/internal/backend/kubernetes"
-	"github.com/cnperf/cnperf/internal/dockerengine"
-	"github.com/cnperf/cnperf/internal/experiment/neighbours"
-	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/cleanup"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/suite"
-	"github.com/cnperf/cnperf/internal/svc/ebpfsock"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -250,105 +245,32 @@ func cmdClean(args []string) error {
 	fs := newFlags("clean")
 	force := fs.Bool("force", false, "also remove the labs of runs that are still going")
 	id := fs.String("id", "", "only this run's leftovers (the id in its namespace names, cnperf-ID-...)")
-	be := fs.String("backend", "lab", "lab (namespaces, processes, cgroups, state folders; also docker-lab's engines, which live in them), docker (containers and networks labelled cnperf.run on the engine at DOCKER_HOST or the current Docker context, and agent images of other cnperf binaries) or kubernetes (namespaces labelled cnperf.run on the cluster --kubeconfig names)")
-	var kube kubernetes.Options
-	fs.StringVar(&kube.Kubeconfig, "kubeconfig", "", "--backend kubernetes: the cluster's kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
-	fs.StringVar(&kube.Context, "context", "", "--backend kubernetes: the kubeconfig context (default its current one)")
+	var help []string
+	for _, i := range backend.All() {
+		if i.Cleaner != nil {
+			help = append(help, i.Name+" ("+i.CleanSummary+")")
+		}
+	}
+	be := fs.String("backend", backend.Names()[0], strings.Join(help, ", "))
+	flags := backendFlags(fs, true)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *be != kubernetes.Name && (kube.Kubeconfig != "" || kube.Context != "") {
-		return errors.New("--kubeconfig and --context apply to clean --backend kubernetes; drop them or add --backend kubernetes")
-	}
-	switch *be {
-	case "lab", dockerlab.Name: // docker-lab's engines live in a lab: its cgroups, namespaces, folder
-	case docker.Name:
-		return cleanDocker(*id, *force)
-	case kubernetes.Name:
-		return cleanKubernetes(kube, *id, *force)
-	default:
-		return fmt.Errorf("clean --backend %q: use lab, docker, docker-lab or kubernetes", *be)
-	}
-	if os.Geteuid() != 0 {
-		return fmt.Errorf("needs root to delete network namespaces; run it as root")
-	}
-	removed, err := lab.CleanRun(*id, *force)
-	for _, r := range removed {
-		fmt.Printf("removed run %s: %d namespaces\n", r.ID, len(r.Namespaces))
-		if cerr := ebpfsock.CleanCgroup(r.ID); cerr != nil && err == nil {
-			err = cerr
+	info, err := backend.Get(*be)
+	if err != nil || info.Cleaner == nil {
+		var names []string
+		for _, i := range backend.All() {
+			if i.Cleaner != nil {
+				names = append(names, i.Name)
+			}
 		}
-		if cerr := neighbours.CleanCgroups(r.ID); cerr != nil && err == nil {
-			err = cerr
-		}
+		return fmt.Errorf("clean --backend %q: use %s", *be, runner.OrList(names))
 	}
-	left, _ := lab.FindLeftovers()
-	for _, l := range left {
-		if l.Live {
-			fmt.Printf("kept run %s: still running (use --force to remove it)\n", l.ID)
-		}
-	}
-	if len(removed) == 0 && err == nil {
-		fmt.Println("nothing to clean")
-	}
-	return err
-}
-
-// cleanDocker removes what dead runs left on the Docker engine, by label.
-func cleanDocker(id string, force bool) error {
-	e, err := dockerengine.New("")
+	values, err := checkBackendFlags(fs, []backend.Info{info}, flags, "clean ")
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := e.Negotiate(ctx); err != nil {
-		return err
-	}
-	keep := ""
-	if self, err := os.Executable(); err == nil {
-		keep, _ = dockerengine.ImageRef(self)
-	}
-	removed, kept, err := docker.Clean(ctx, e, id, keep, force)
-	for _, r := range removed {
-		if r.Image != "" {
-			fmt.Printf("removed agent image %s (another cnperf binary's)\n", r.Image)
-			continue
-		}
-		fmt.Printf("removed docker run %s: %d containers, %d networks\n", r.Run, r.Containers, r.Networks)
-	}
-	for _, r := range kept {
-		fmt.Printf("kept docker run %s: still running or started elsewhere (use --force to remove it)\n", r.Run)
-	}
-	if len(removed) == 0 && err == nil {
-		fmt.Println("nothing to clean on the docker engine")
-	}
-	return err
-}
-
-// cleanKubernetes deletes the namespaces dead runs left on the cluster, by
-// label, and waits until they are gone.
-func cleanKubernetes(o kubernetes.Options, id string, force bool) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cl, err := kubernetes.Connect(ctx, o)
-	if err != nil {
-		return err
-	}
-	if err := cl.Reachable(ctx); err != nil {
-		return err
-	}
-	removed, kept, err := kubernetes.Clean(ctx, cl, id, force)
-	for _, r := range removed {
-		fmt.Printf("removed kubernetes run %s: namespaces %s\n", r.Run, strings.Join(r.Namespaces, " "))
-	}
-	for _, r := range kept {
-		fmt.Printf("kept kubernetes run %s: still running or started elsewhere (use --force to remove it)\n", r.Run)
-	}
-	if len(removed) == 0 && err == nil {
-		fmt.Println("nothing to clean on the cluster")
-	}
-	return err
+	return cleanup.Run(context.Background(), info.Cleaner, cleanup.Request{ID: *id, Force: *force, Flags: values, Out: os.Stdout})
 }
 
 func cmdAgent(args []string) error {

@@ -16,14 +16,13 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/kubernetes"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/suite"
-	"github.com/cnperf/cnperf/internal/svc"
 	"github.com/cnperf/cnperf/internal/tuning"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -139,8 +138,9 @@ func buildCasesOn(be placer, networks, placements []string, noBaseline bool) ([]
 // the flags used after it is made.
 type runSetup struct {
 	plan       runner.Plan
-	backend    runner.Placer // the backends --backend names, to check networks against
-	networks   string        // --networks as given
+	backend    runner.Placer  // the backends --backend names, to check networks against
+	infos      []backend.Info // and their registrations
+	networks   string         // --networks as given
 	out        string
 	html, csv  string // --html, --csv
 	cpuLatency string
@@ -151,12 +151,8 @@ type runSetup struct {
 // and writes nothing.
 func parseRun(args []string) (*runSetup, error) {
 	fs := newFlags("run")
-	backendName := fs.String("backend", "lab", "where the pods run: lab (network namespaces cnperf builds), docker (containers on the Docker engine at DOCKER_HOST or the current Docker context, as the docker CLI finds it), docker-lab (a Docker engine per lab host, started by cnperf, a swarm overlay between them), kubernetes (pods on the cluster --kubeconfig names); several side by side: lab,docker-lab")
-	var kube kubernetes.Options
-	fs.StringVar(&kube.Kubeconfig, "kubeconfig", "", "--backend kubernetes: the cluster's kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
-	fs.StringVar(&kube.Context, "context", "", "--backend kubernetes: the kubeconfig context (default its current one)")
-	fs.StringVar(&kube.Prefix, "namespace-prefix", "", "--backend kubernetes: each deployment's namespace is PREFIX-<run id> (default cnperf)")
-	fs.StringVar(&kube.Image, "image", "", "--backend kubernetes: the agent image the nodes run, a static cnperf at /cnperf (see docs/kubernetes.md)")
+	backendName := fs.String("backend", backend.Names()[0], backend.Usage())
+	beFlags := backendFlags(fs, false)
 	suiteName := fs.String("suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
 	quick := fs.Bool("quick", false, "the suite's short version (fewer rounds, sizes, pods or networks, shorter cells): under 2 minutes on a 2-CPU machine")
 	networks := fs.String("networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
@@ -215,32 +211,34 @@ func parseRun(args []string) (*runSetup, error) {
 	if *quick {
 		st = st.Quick()
 	}
-	if err := runner.CheckBackend(*backendName); err != nil {
+	infos, err := backend.ParseList(*backendName)
+	if err != nil {
 		return nil, err
 	}
-	if err := kubeFlags(fs, *backendName); err != nil {
+	flagValues, err := checkBackendFlags(fs, infos, beFlags, "")
+	if err != nil {
 		return nil, err
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	plan0 := runner.Plan{BackendName: *backendName, Agent: []string{self, "agent"}, Kubernetes: kube}
+	plan0 := runner.Plan{BackendName: *backendName, Agent: []string{self, "agent"}, BackendFlags: flagValues}
 	be, _ := plan0.NewBackend()
-	var pl placer = labPlacer{}
-	if *backendName != "lab" {
-		pl = be
-	}
+	// the suites name the lab's networks: a run elsewhere names its own,
+	// or takes its backend's
+	suiteNets := !slices.ContainsFunc(infos, func(i backend.Info) bool { return !i.Has(backend.LabNetworks) })
+	defaultNets := len(infos) == 1 && len(infos[0].DefaultNetworks) > 0 && *networks == ""
 	cases := st.Cases
-	if *networks != "" || *placement != "" || *backendName != "lab" {
+	if *networks != "" || *placement != "" || !suiteNets {
 		nets := splitList(*networks)
-		if len(nets) == 0 && *backendName == kubernetes.Name {
-			nets = []string{kubernetes.DefaultNetwork}
+		if defaultNets {
+			nets = infos[0].DefaultNetworks
 		}
-		if len(nets) == 0 && *backendName != "lab" {
+		if len(nets) == 0 && !suiteNets {
 			return nil, fmt.Errorf("--backend %s: name the networks to run, e.g. --networks bridge,host,nat", *backendName)
 		}
-		if cases, err = buildCasesOn(pl, nets, splitList(*placement), *noBaseline); err != nil {
+		if cases, err = buildCasesOn(be, nets, splitList(*placement), *noBaseline); err != nil {
 			return nil, err
 		}
 	}
@@ -298,7 +296,7 @@ func parseRun(args []string) (*runSetup, error) {
 		Repeat:       cmp.Or(*repeat, st.Rounds),
 		StartupPods:  *startupPods,
 		BackendName:  *backendName,
-		Kubernetes:   kube,
+		BackendFlags: flagValues,
 		Agent:        plan0.Agent,
 		MessageSizes: msgSizes,
 		Parallel:     cmp.Or(*parallel, st.Parallel),
@@ -327,13 +325,13 @@ func parseRun(args []string) (*runSetup, error) {
 			return nil, err
 		}
 	}
-	if err := clusterLB(splitList(*lbs), *backendName); err != nil {
+	if err := runner.CheckLBs(splitList(*lbs), *backendName); err != nil {
 		return nil, err
 	}
-	if err := applyServices(&plan, st, *lbs, *svcCounts, *networks != "" || *backendName == kubernetes.Name); err != nil {
+	if err := applyServices(&plan, st, *lbs, *svcCounts, *networks != "" || defaultNets); err != nil {
 		return nil, err
 	}
-	if err := clusterLB(plan.LBs, *backendName); err != nil {
+	if err := runner.CheckLBs(plan.LBs, *backendName); err != nil {
 		return nil, err
 	}
 	for _, f := range splitList(*pin) {
@@ -346,7 +344,7 @@ func parseRun(args []string) (*runSetup, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, err
 	}
-	return &runSetup{plan: plan, backend: be, networks: *networks, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet}, nil
+	return &runSetup{plan: plan, backend: be, infos: infos, networks: *networks, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet}, nil
 }
 
 func cmdRun(args []string) error {
@@ -373,12 +371,13 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 		plan.Log = os.Stderr
 	}
 	// a run on a cluster alone builds nothing on this machine
-	if plan.BackendName != kubernetes.Name {
+	if slices.ContainsFunc(setup.infos, func(i backend.Info) bool { return i.Has(backend.BuildsHere) }) {
 		if err := preflight(); err != nil {
 			return nil, "", err
 		}
 	}
-	if setup.networks == "" && plan.BackendName == kubernetes.Name {
+	labNets := !slices.ContainsFunc(setup.infos, func(i backend.Info) bool { return !i.Has(backend.LabNetworks) })
+	if setup.networks == "" && !labNets {
 		// the cluster is checked before anything is made, whichever networks
 		var nets []string
 		for _, c := range plan.Cases {
@@ -393,7 +392,7 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 			m, _ := netmode.Get(n)
 			return netmode.Check(m)
 		}
-		if setup.backend != nil && setup.plan.BackendName != "lab" {
+		if setup.backend != nil && !labNets {
 			check = setup.backend.Check
 		}
 		// In a comparison, a network this machine cannot build is skipped
@@ -586,37 +585,56 @@ func toolVersions() map[string]string {
 	return m
 }
 
-// kubeFlags refuses the kubernetes backend's flags on a run without it,
-// and asks for --image on one with it, before anything is contacted.
-func kubeFlags(fs *flag.FlagSet, backendName string) error {
-	on := slices.Contains(strings.Split(backendName, ","), kubernetes.Name)
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "kubeconfig", "context", "namespace-prefix", "image":
-			if !on && err == nil {
-				err = fmt.Errorf("--%s applies to --backend kubernetes; drop it or add --backend kubernetes", f.Name)
+// backendFlags registers every backend's own flags (--kubeconfig...):
+// with clean, only those clean takes.
+func backendFlags(fs *flag.FlagSet, clean bool) map[string]*string {
+	out := map[string]*string{}
+	for _, i := range backend.All() {
+		for _, f := range i.Flags {
+			if _, dup := out[f.Name]; dup || (clean && !slices.Contains(i.CleanFlags, f.Name)) {
+				continue
 			}
+			out[f.Name] = fs.String(f.Name, f.Default, f.Help)
 		}
-	})
-	if err != nil || !on {
-		return err
 	}
-	return (kubernetes.Options{Image: fs.Lookup("image").Value.String(), Prefix: fs.Lookup("namespace-prefix").Value.String()}).Validate()
+	return out
 }
 
-// clusterLB checks --lb against the backends: a cluster's own proxy is the
-// kubernetes backend's; there, cnperf's replicas cannot be programmed.
-func clusterLB(lbs []string, backendName string) error {
-	bs := strings.Split(backendName, ",")
-	kube := slices.Contains(bs, kubernetes.Name)
-	for _, lb := range lbs {
-		switch {
-		case lb == svc.ClusterProxy && !kube:
-			return fmt.Errorf("--lb %s is a Kubernetes cluster's own service proxy; use it with --backend kubernetes", lb)
-		case kube && len(bs) == 1 && lb != svc.ClusterProxy && lb != svc.None:
-			return fmt.Errorf("--lb %s is one of cnperf's replicas; on --backend kubernetes use --lb %s (the cluster's proxy) or %s (the pod IP)", lb, svc.ClusterProxy, svc.None)
+// checkBackendFlags refuses a backend's flag on a run (or clean, verb)
+// without that backend, and checks the flags of those selected before
+// anything is contacted. It returns the flags' values by name.
+func checkBackendFlags(fs *flag.FlagSet, infos []backend.Info, flags map[string]*string, verb string) (map[string]string, error) {
+	values := map[string]string{}
+	for n, v := range flags {
+		values[n] = *v
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if _, ok := flags[f.Name]; !ok || err != nil {
+			return
+		}
+		for _, i := range infos {
+			if _, ok := option.Find(i.Flags, f.Name); ok {
+				return
+			}
+		}
+		var owners []string
+		for _, i := range backend.All() {
+			if _, ok := option.Find(i.Flags, f.Name); ok {
+				owners = append(owners, i.Name)
+			}
+		}
+		err = fmt.Errorf("--%s applies to %s--backend %s; drop it or add --backend %s", f.Name, verb, strings.Join(owners, ", "), owners[0])
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range infos {
+		if i.CheckFlags != nil && verb == "" {
+			if err := i.CheckFlags(values); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return nil
+	return values, nil
 }

@@ -792,3 +792,11 @@ func removeNS(ctx context.Context, ex Executor, nl *iproute.Netlink, ns string) 
 	}
 	return nil
 }
+
+// Sysctls are set in every lab namespace (the lab's hosts and pods, and
+// docker-lab's engines in them), as the studies tuned their hosts for many
+// short connections.
+var Sysctls = [][2]string{
+	{"net.ipv4.ip_local_port_range", "1024 65000"},
+	{"net.ipv4.tcp_tw_reuse", "1"},
+}

@@ -18,10 +18,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/docker"
-	"github.com/cnperf/cnperf/internal/backend/dockerlab"
-	"github.com/cnperf/cnperf/internal/backend/kubernetes"
-	"github.com/cnperf/cnperf/internal/backend/labbackend"
+	_ "github.com/cnperf/cnperf/internal/backend/all" // the backends
 	"github.com/cnperf/cnperf/internal/experiment"
 	_ "github.com/cnperf/cnperf/internal/experiment/all" // the experiments
 	"github.com/cnperf/cnperf/internal/experiment/services"
@@ -34,6 +31,7 @@ import (
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/svc"
 	"github.com/cnperf/cnperf/internal/tuning"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -87,79 +85,46 @@ type Plan struct {
 	Out string
 	// Backend deploys the units; nil is the one named by BackendName.
 	Backend backend.Backend
-	// BackendName picks a registered backend (Backends); "" is the lab.
+	// BackendName picks a registered backend (Backends), or several
+	// comma-separated; "" is the default one (the lab).
 	BackendName string
-	// Kubernetes are the kubernetes backend's options (--kubeconfig...).
-	Kubernetes kubernetes.Options
-}
-
-// backends are the backends a run can name, each made from the plan.
-var backends = map[string]func(p *Plan, logf func(string, ...any)) backend.Backend{
-	labbackend.Name: func(p *Plan, logf func(string, ...any)) backend.Backend {
-		return labbackend.New(p.Lab, p.Agent, logf)
-	},
-	docker.Name: func(p *Plan, logf func(string, ...any)) backend.Backend {
-		bin := ""
-		if len(p.Agent) > 0 {
-			bin = p.Agent[0]
-		}
-		return docker.New("", bin, p.Lab.ID, p.Lab.MTU, logf)
-	},
-	dockerlab.Name: func(p *Plan, logf func(string, ...any)) backend.Backend {
-		bin := ""
-		if len(p.Agent) > 0 {
-			bin = p.Agent[0]
-		}
-		return dockerlab.New(p.Lab, bin, logf)
-	},
-	kubernetes.Name: func(p *Plan, logf func(string, ...any)) backend.Backend {
-		return kubernetes.New(p.Kubernetes, p.Lab.ID, logf)
-	},
+	// BackendFlags are the values of the backends' own flags
+	// (--kubeconfig...), by name (backend.Config.Flags).
+	BackendFlags map[string]string
 }
 
 // Backends lists the backends a run can name.
-func Backends() []string {
-	out := make([]string, 0, len(backends))
-	for n := range backends {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Backends() []string { return backend.Names() }
 
 // CheckBackend validates a backend name, or a comma-separated list of
 // them (lab,docker: the same networks on each, side by side).
 func CheckBackend(name string) error {
-	seen := map[string]bool{}
-	for _, n := range strings.Split(name, ",") {
-		if _, ok := backends[n]; !ok && name != "" {
-			return fmt.Errorf("unknown backend %q; use one of %s, or several comma-separated (lab,docker)", n, strings.Join(Backends(), ", "))
-		}
-		if seen[n] {
-			return fmt.Errorf("backend %q named twice in %q", n, name)
-		}
-		seen[n] = true
+	_, err := backend.ParseList(name)
+	return err
+}
+
+// config is what the plan's backends are made from.
+func (p *Plan) config() backend.Config {
+	c := backend.Config{Lab: p.Lab, Agent: p.Agent, Flags: p.BackendFlags}
+	if p.Log != nil {
+		c.Logf = func(format string, args ...any) { fmt.Fprintf(p.Log, format+"\n", args...) }
 	}
-	return nil
+	return c
 }
 
 // backends makes the plan's backends: Backend, or one per name in
-// BackendName (the lab when empty).
+// BackendName (the default backend when empty).
 func (p *Plan) backends() []backend.Backend {
 	if p.Backend != nil {
 		return []backend.Backend{p.Backend}
 	}
-	var logf func(string, ...any)
-	if p.Log != nil {
-		logf = func(format string, args ...any) { fmt.Fprintf(p.Log, format+"\n", args...) }
+	infos, err := backend.ParseList(p.BackendName)
+	if err != nil {
+		infos, _ = backend.ParseList("")
 	}
 	var out []backend.Backend
-	for _, n := range strings.Split(p.BackendName, ",") {
-		mk := backends[n]
-		if mk == nil {
-			mk = backends[labbackend.Name]
-		}
-		out = append(out, mk(p, logf))
+	for _, i := range infos {
+		out = append(out, i.New(p.config()))
 	}
 	return out
 }
@@ -314,8 +279,12 @@ func (p *Plan) Validate() error {
 	if err := checkExperimentFlags(ep, shares); err != nil {
 		return err
 	}
-	if len(p.Tunings) > 0 && p.BackendName != "" && p.BackendName != labbackend.Name {
-		return fmt.Errorf("--tuning tunes the lab's own namespaces; the %s backend's are not cnperf's to tune: drop --tuning or use --backend lab", p.BackendName)
+	if len(p.Tunings) > 0 {
+		for _, b := range p.backends() {
+			if !backend.Has(b, backend.Tuning) {
+				return fmt.Errorf("--tuning tunes the lab's own namespaces; the %s backend's are not cnperf's to tune: drop --tuning or use --backend lab", b.Name())
+			}
+		}
 	}
 	for _, sh := range shares {
 		if err := sh.Experiment.Validate(ep, sh.Workloads); err != nil {
@@ -477,8 +446,9 @@ func validateModeOptions(cases []Case, opts map[string]string, bes []backend.Bac
 // key for a network of its own (docker-lab:nat for userland-proxy).
 func backendsTaking(key string) []string {
 	var out []string
-	for _, name := range Backends() {
-		o, ok := backends[name](&Plan{}, nil).(backend.Optioner)
+	for _, i := range backend.All() {
+		name := i.Name
+		o, ok := i.New(backend.Config{}).(backend.Optioner)
 		if !ok {
 			continue
 		}
@@ -546,4 +516,55 @@ func checkExperimentFlags(p *experiment.Plan, shares []experiment.Share) error {
 		}
 	}
 	return nil
+}
+
+// serves says whether b serves load balancer lb: as it says
+// (backend.LBServer), or else cnperf's replicas and the pod IP.
+func serves(b backend.Backend, lb string) bool {
+	if s, ok := b.(backend.LBServer); ok {
+		return s.ServesLB(lb)
+	}
+	return lb == svc.None || slices.Contains(svc.Names(), lb)
+}
+
+// CheckLBs refuses a load balancer no backend of backendName serves
+// (a cluster's own proxy on the lab, cnperf's replicas on a cluster
+// alone), naming where it is served and what is served here.
+func CheckLBs(lbs []string, backendName string) error {
+	p := Plan{BackendName: backendName}
+	bes := p.backends()
+	var names []string
+	for _, b := range bes {
+		names = append(names, b.Name())
+	}
+	for _, lb := range lbs {
+		if slices.ContainsFunc(bes, func(b backend.Backend) bool { return serves(b, lb) }) {
+			continue
+		}
+		var by []string
+		for _, i := range backend.All() {
+			if serves(i.New(backend.Config{}), lb) {
+				by = append(by, i.Name)
+			}
+		}
+		var here []string
+		for _, l := range append([]string{svc.ClusterProxy, svc.None}, svc.Names()...) {
+			if slices.ContainsFunc(bes, func(b backend.Backend) bool { return serves(b, l) }) {
+				here = append(here, l)
+			}
+		}
+		if len(by) == 0 {
+			return fmt.Errorf("--lb %s: no backend serves it; use one of %s", lb, strings.Join(here, ", "))
+		}
+		return fmt.Errorf("--lb %s is served by --backend %s; use it there, or on --backend %s use --lb %s", lb, OrList(by), strings.Join(names, ","), OrList(here))
+	}
+	return nil
+}
+
+// OrList joins names as "a, b or c".
+func OrList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

@@ -30,8 +30,8 @@ import (
 
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/dockerengine"
+	"github.com/cnperf/cnperf/internal/hostprobe"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/result"
 )
@@ -560,7 +560,7 @@ func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
 	if !d.e.Local {
 		return backend.CPUTimes{}, errors.New("remote engine")
 	}
-	return labbackend.MachineCPU()
+	return hostprobe.MachineCPU()
 }
 
 // RxBytes implements backend.RxCounter: the receiving container's
@@ -572,14 +572,14 @@ func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool
 		return 0, false
 	}
 	dev := "eth0"
-	if labbackend.SameNetNS(p.PID, q.PID) {
+	if hostprobe.SameNetNS(p.PID, q.PID) {
 		dev = "lo"
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/dev", p.PID))
 	if err != nil {
 		return 0, false
 	}
-	return labbackend.ParseNetDev(string(b), dev)
+	return hostprobe.ParseNetDev(string(b), dev)
 }
 
 // SNMP implements backend.SNMPReader: /proc/PID/net/snmp is the pod's
@@ -593,7 +593,7 @@ func (d *Deployment) SNMP(_ context.Context, name string) (map[string]int64, err
 	if err != nil {
 		return nil, err
 	}
-	return labbackend.ParseSNMP(string(b)), nil
+	return hostprobe.ParseSNMP(string(b)), nil
 }
 
 // DaemonCPUSeconds implements backend.DaemonMeter for nat on a local
@@ -611,7 +611,7 @@ func (d *Deployment) DaemonCPUSeconds() (float64, bool) {
 	}
 	var total float64
 	for _, pid := range proxyPIDs(ports) {
-		total += labbackend.ProcCPUSeconds(pid)
+		total += hostprobe.ProcCPUSeconds(pid)
 	}
 	return total, true
 }

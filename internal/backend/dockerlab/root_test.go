@@ -22,10 +22,10 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/dockerlab"
-	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/ping"
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/result"
@@ -769,10 +769,10 @@ func TestMacvlan(t *testing.T) {
 		}
 	}
 	c1 := "/proc/" + c1pid + "/ns/net"
-	if _, err := labbackend.FirstReply(ctx, c1, ip2, 10*time.Second); err != nil {
+	if _, err := ping.FirstReply(ctx, c1, ip2, 10*time.Second); err != nil {
 		t.Errorf("c1 on h1 does not reach h2's underlay address %v: %v", ip2, err)
 	}
-	if _, err := labbackend.FirstReply(ctx, c1, ip1, 2*time.Second); err == nil {
+	if _, err := ping.FirstReply(ctx, c1, ip1, 2*time.Second); err == nil {
 		t.Errorf("c1 on h1 reached its own host's underlay address %v through macvlan", ip1)
 	}
 

@@ -47,7 +47,7 @@ var (
 )
 
 // The pods listen on ports above the lab's ephemeral range (1024-65000,
-// labbackend.LabSysctls): with 32 pods a namespace holds hundreds of
+// lab.Sysctls): with 32 pods a namespace holds hundreds of
 // outgoing connections, any of which may hold a port in that range and
 // make a listener's bind fail.
 const (

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/cleanup"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/measure"
@@ -34,7 +35,10 @@ import (
 	"github.com/cnperf/cnperf/internal/workload/spin"
 )
 
-func init() { experiment.Register(Neighbours{}, 85) }
+func init() {
+	experiment.Register(Neighbours{}, 85)
+	cleanup.RegisterHostState("neighbours cgroups", cleanup.Func(CleanCgroups))
+}
 
 // Max bounds the neighbours (pods of busy/periodic, pairs of stream): the
 // lab runs every one as a process on this machine.
