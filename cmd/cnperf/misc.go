@@ -17,9 +17,9 @@ import (
 	"github.com/cnperf/cnperf/internal/cleanup"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
-	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/suite"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -264,9 +264,9 @@ func cmdClean(args []string) error {
 				names = append(names, i.Name)
 			}
 		}
-		return fmt.Errorf("clean --backend %q: use %s", *be, runner.OrList(names))
+		return fmt.Errorf("clean --backend %q: use %s", *be, plan.OrList(names))
 	}
-	values, err := checkBackendFlags(fs, []backend.Info{info}, flags, "clean ")
+	values, err := plan.BackendFlags([]backend.Info{info}, setValues(fs, flags), "clean ")
 	if err != nil {
 		return err
 	}

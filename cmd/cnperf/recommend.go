@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/recommend"
 	"github.com/cnperf/cnperf/internal/result"
-	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/suite"
 	"github.com/cnperf/cnperf/internal/svc"
 )
@@ -117,22 +117,23 @@ func candidates() []string {
 	return out
 }
 
-// runArgs turns the plan into `cnperf run` arguments, checked by the same
-// parser: the workloads the profile's rules need, the user's networks or
-// the default suite's (a services profile: the service study's network
-// and every load balancer this kernel has).
-func (mp measurePlan) runArgs() (args []string, need recommend.Need, notes []string, err error) {
+// request is the run the profile needs: the workloads its rules read,
+// the user's networks or the default suite's (a services profile: the
+// service study's network and every load balancer this kernel has).
+func (mp measurePlan) request() (r plan.Request, need recommend.Need, notes []string, err error) {
 	need, err = recommend.NeedOf(mp.profile, candidates())
 	if err != nil {
-		return nil, need, nil, err
+		return r, need, nil, err
 	}
 	if len(need.Workloads) == 0 {
-		return nil, need, nil, fmt.Errorf("no workload of this cnperf measures what profile %s reads (%s)", mp.profile, strings.Join(need.Uncovered, "; "))
+		return r, need, nil, fmt.Errorf("no workload of this cnperf measures what profile %s reads (%s)", mp.profile, strings.Join(need.Uncovered, "; "))
 	}
-	args = []string{"--workloads", strings.Join(need.Workloads, ","), "--duration", mp.duration.String(), "--repeat", strconv.Itoa(mp.repeat)}
-	if mp.networks != "" {
-		args = append(args, "--networks", mp.networks)
+	self, err := os.Executable()
+	if err != nil {
+		return r, need, nil, err
 	}
+	r = plan.Request{Workloads: strings.Join(need.Workloads, ","), Duration: mp.duration, Repeat: mp.repeat,
+		Networks: mp.networks, Agent: []string{self, "agent"}}
 	if need.Services {
 		lbs := []string{svc.None}
 		for _, n := range svc.Names() {
@@ -146,20 +147,14 @@ func (mp measurePlan) runArgs() (args []string, need recommend.Need, notes []str
 			}
 			lbs = append(lbs, n)
 		}
-		args = append(args, "--lb", strings.Join(lbs, ","), "--services", strconv.Itoa(mp.services))
+		r.LBs, r.Services = strings.Join(lbs, ","), strconv.Itoa(mp.services)
 	}
-	if mp.out != "" {
-		args = append(args, "--out", mp.out)
-	}
-	if mp.quiet {
-		args = append(args, "--quiet")
-	}
-	return args, need, notes, nil
+	return r, need, notes, nil
 }
 
 // withoutExcluded drops the cases of networks the constraints remove
 // (they would be removed from the ranking anyway), and says which and why.
-func withoutExcluded(cases []runner.Case, cons []recommend.Constraint) (kept []runner.Case, removed []string) {
+func withoutExcluded(cases []plan.Case, cons []recommend.Constraint) (kept []plan.Case, removed []string) {
 	for _, c := range cases {
 		if why := recommend.Excluded(c.Network, cons); why != "" && c.Network != result.BaselineNetwork {
 			if r := c.Network + ": " + why; !slices.Contains(removed, r) {
@@ -186,14 +181,15 @@ func (mp measurePlan) prepare() (*runSetup, recommend.Need, []string, time.Durat
 	if mp.repeat < 1 || mp.duration <= 0 || mp.maxTime <= 0 || mp.services < 1 {
 		return nil, recommend.Need{}, nil, 0, fmt.Errorf("--repeat, --duration, --max-time and --services must be above 0; use e.g. --repeat 3 --duration 2s")
 	}
-	args, need, notes, err := mp.runArgs()
+	r, need, notes, err := mp.request()
 	if err != nil {
 		return nil, need, nil, 0, err
 	}
-	setup, err := parseRun(args)
+	p, err := plan.Build(r)
 	if err != nil {
 		return nil, need, nil, 0, err
 	}
+	setup := &runSetup{plan: *p, out: mp.out, quiet: mp.quiet, cpuLatency: "auto"}
 	var removed []string
 	setup.plan.Cases, removed = withoutExcluded(setup.plan.Cases, mp.cons)
 	removed = append(removed, notes...)

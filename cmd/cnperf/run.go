@@ -1,29 +1,24 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/option"
+	_ "github.com/cnperf/cnperf/internal/backend/all" // the backends
+	"github.com/cnperf/cnperf/internal/experiment"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
-	"github.com/cnperf/cnperf/internal/suite"
-	"github.com/cnperf/cnperf/internal/tuning"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -37,110 +32,17 @@ func splitList(s string) []string {
 	return out
 }
 
-// placer is what buildCases asks of a backend.
-type placer interface {
-	Allows(network string, p backend.Placement) (bool, string)
-	Placements(network string) ([]backend.Placement, error)
-}
-
-// labPlacer answers for the lab's network modes.
-type labPlacer struct{}
-
-func (labPlacer) Allows(n string, p backend.Placement) (bool, string) {
-	m, err := netmode.Get(n)
-	if err != nil {
-		return false, err.Error()
-	}
-	return netmode.Allows(m, p)
-}
-
-func (labPlacer) Placements(n string) ([]backend.Placement, error) {
-	m, err := netmode.Get(n)
-	if err != nil {
-		return nil, err
-	}
-	return m.Placements(), nil
-}
-
-// buildCases turns --networks and --placement into cases; baseline rows are
-// added for every placement so that each figure has its ratio.
-func buildCases(networks, placements []string, noBaseline bool) ([]runner.Case, error) {
-	return buildCasesOn(labPlacer{}, networks, placements, noBaseline)
-}
-
-// buildCasesOn is buildCases for the networks and placements of a backend.
-func buildCasesOn(be placer, networks, placements []string, noBaseline bool) ([]runner.Case, error) {
-	if len(networks) == 0 {
-		networks = suite.DefaultNetworks
-	}
-	var pls []netmode.Placement
-	for _, s := range placements {
-		p, err := netmode.ParsePlacement(s)
-		if err != nil {
-			return nil, err
-		}
-		pls = append(pls, p)
-	}
-	var cases []runner.Case
-	seen := map[runner.Case]bool{}
-	add := func(c runner.Case) {
-		if !seen[c] {
-			seen[c] = true
-			cases = append(cases, c)
-		}
-	}
-	explicit := len(pls) > 0
-	for _, n := range networks {
-		natural, err := be.Placements(n)
-		if err != nil {
-			return nil, err
-		}
-		want := pls
-		if !explicit {
-			want = natural[:1]
-			if nb, ok := be.(interface {
-				Natural(string) []backend.Placement
-			}); ok {
-				want = nb.Natural(n)
-			}
-		}
-		for _, p := range want {
-			if ok, why := be.Allows(n, p); !ok {
-				if explicit && len(networks) > 1 && len(pls) > 1 {
-					continue // several placements asked: run the ones it can
-				}
-				return nil, fmt.Errorf("%s cannot run %s: %s", n, p, why)
-			}
-			add(runner.Case{Network: n, Placement: p})
-		}
-	}
-	if !noBaseline {
-		var withBase []runner.Case
-		bseen := map[netmode.Placement]bool{}
-		for _, c := range cases {
-			if c.Network == result.BaselineNetwork {
-				bseen[c.Placement] = true
-			}
-		}
-		for _, c := range cases {
-			if !bseen[c.Placement] && c.Placement != netmode.SamePod {
-				bseen[c.Placement] = true
-				withBase = append(withBase, runner.Case{Network: result.BaselineNetwork, Placement: c.Placement})
-			}
-			withBase = append(withBase, c)
-		}
-		cases = withBase
-	}
-	return cases, nil
+// buildCases turns --networks and --placement into cases on the lab;
+// baseline rows are added for every placement so that each figure has its
+// ratio.
+func buildCases(networks, placements []string, noBaseline bool) ([]plan.Case, error) {
+	return plan.Cases(plan.LabPlacer{}, networks, placements, noBaseline)
 }
 
 // runSetup is what `cnperf run`'s flags ask for: the plan, checked, and
 // the flags used after it is made.
 type runSetup struct {
-	plan       runner.Plan
-	backend    runner.Placer  // the backends --backend names, to check networks against
-	infos      []backend.Info // and their registrations
-	networks   string         // --networks as given
+	plan       plan.Plan
 	out        string
 	html, csv  string // --html, --csv
 	cpuLatency string
@@ -151,45 +53,46 @@ type runSetup struct {
 // and writes nothing.
 func parseRun(args []string) (*runSetup, error) {
 	fs := newFlags("run")
-	backendName := fs.String("backend", backend.Names()[0], backend.Usage())
+	var r plan.Request
+	fs.StringVar(&r.Backend, "backend", backend.Names()[0], backend.Usage())
 	beFlags := backendFlags(fs, false)
-	suiteName := fs.String("suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
-	quick := fs.Bool("quick", false, "the suite's short version (fewer rounds, sizes, pods or networks, shorter cells): under 2 minutes on a 2-CPU machine")
-	networks := fs.String("networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
-	workloads := fs.String("workloads", "", "comma-separated workloads (default: the suite's; see cnperf workloads)")
-	placement := fs.String("placement", "", "same-pod, same-host or cross-host, comma-separated (default: each network's natural one)")
-	duration := fs.Duration("duration", 0, "how long each measurement runs (default: the suite's, 5s)")
-	msgSize := fs.String("message-size", "", "message size in bytes (default: 16 for rr, 256 for tcp_stream, 1024 for udp_stream); a list (64,256,1024,4096,16384,65536) sweeps the stream and rr workloads, one result per size")
-	parallel := fs.Int("parallel", 0, "stream and rr workloads: run N flows at once between each pair: aggregate, per-flow figures and Jain's fairness")
-	neighbours := fs.String("neighbours", "", "noisy neighbour pods beside the measured pair, every cell measured without and with them: busy:N (busy loops), periodic:N:P% (each wants P% of a CPU), stream:N (N other pairs streaming)")
-	a2aPods := fs.String("pods", "", "alltoall: pod counts, comma-separated (default 2,4,8,16,32)")
-	density := fs.String("density", "", "idle pods on every host, a deployment per count (e.g. 10,50,110,250): tcp_rr, tcp_crr and startup measured beside them, paired with the smallest count")
-	spreads := fs.String("spread", "", "alltoall across hosts: how pods sit on two hosts: 1:N-1, balanced (default both)")
-	tuningFlag := fs.String("tuning", "", "host tuning applied inside the lab's namespaces: none, study (seed 000's: NOTRACK, RPS/RFS, sysctls for many connections) or one part of it (study-sysctls, study-notrack, study-rps); a list (none,study) measures every pair cell with each, interleaved")
-	direction := fs.String("direction", "", "stream direction: up (client sends) or down (server sends)")
-	mtu := fs.Int("mtu", 1500, "underlay MTU")
-	repeat := fs.Int("repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
-	startupPods := fs.Int("startup-pods", 0, "startup: pods created per round (default 10, the paper's mean of 10)")
+	fs.StringVar(&r.Suite, "suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
+	fs.BoolVar(&r.Quick, "quick", false, "the suite's short version (fewer rounds, sizes, pods or networks, shorter cells): under 2 minutes on a 2-CPU machine")
+	fs.StringVar(&r.Networks, "networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
+	fs.StringVar(&r.Workloads, "workloads", "", "comma-separated workloads (default: the suite's; see cnperf workloads)")
+	fs.StringVar(&r.Placements, "placement", "", "same-pod, same-host or cross-host, comma-separated (default: each network's natural one)")
+	fs.DurationVar(&r.Duration, "duration", 0, "how long each measurement runs (default: the suite's, 5s)")
+	fs.StringVar(&r.MessageSize, "message-size", "", "message size in bytes (default: 16 for rr, 256 for tcp_stream, 1024 for udp_stream); a list (64,256,1024,4096,16384,65536) sweeps the stream and rr workloads, one result per size")
+	fs.StringVar(&r.Direction, "direction", "", "stream direction: up (client sends) or down (server sends)")
+	fs.IntVar(&r.MTU, "mtu", 1500, "underlay MTU")
+	fs.IntVar(&r.Repeat, "repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
 	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json)")
 	htmlOut := fs.String("html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
 	csvDir := fs.String("csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
-	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
+	fs.BoolVar(&r.NoBaseline, "no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines")
-	lbs := fs.String("lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
-	svcCounts := fs.String("services", "", "with --lb: numbers of services to program, comma-separated scale steps (default 1)")
+	fs.StringVar(&r.LBs, "lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
+	fs.StringVar(&r.Services, "services", "", "with --lb: numbers of services to program, comma-separated scale steps (default 1)")
 	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
-	pin := fs.String("pin", "", "pin the client and server agents to CPUs, e.g. 0,1 (steadier numbers on a busy machine)")
-	modeOpts := map[string]string{}
+	fs.StringVar(&r.Pin, "pin", "", "pin the client and server agents to CPUs, e.g. 0,1 (steadier numbers on a busy machine)")
+	r.ModeOptions = map[string]string{}
 	fs.Func("mode-opt", "network-mode option key=value, repeatable or comma-separated (e.g. controlplane=off, encrypt=aes-gcm)", func(s string) error {
 		for _, kv := range splitList(s) {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || k == "" {
 				return fmt.Errorf("mode option %q; use key=value", kv)
 			}
-			modeOpts[k] = v
+			r.ModeOptions[k] = v
 		}
 		return nil
 	})
+	// the experiments' own options, each a flag (--parallel, --pods...)
+	opts := map[string]*string{}
+	for _, o := range experiment.Options() {
+		if fs.Lookup(o.Name) == nil {
+			opts[o.Name] = fs.String(o.Name, "", o.Help)
+		}
+	}
 	extra := map[string]*string{}
 	for _, f := range workload.Flags() {
 		if f.Bool {
@@ -204,147 +107,28 @@ func parseRun(args []string) (*runSetup, error) {
 	if err := explicitValues(fs); err != nil {
 		return nil, err
 	}
-	st, err := suite.Get(*suiteName)
-	if err != nil {
-		return nil, err
-	}
-	if *quick {
-		st = st.Quick()
-	}
-	infos, err := backend.ParseList(*backendName)
-	if err != nil {
-		return nil, err
-	}
-	flagValues, err := checkBackendFlags(fs, infos, beFlags, "")
-	if err != nil {
-		return nil, err
-	}
+	r.Options, r.Extra, r.BackendFlags = setValues(fs, opts), setValues(fs, extra), setValues(fs, beFlags)
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	plan0 := runner.Plan{BackendName: *backendName, Agent: []string{self, "agent"}, BackendFlags: flagValues}
-	be, _ := plan0.NewBackend()
-	// the suites name the lab's networks: a run elsewhere names its own,
-	// or takes its backend's
-	suiteNets := !slices.ContainsFunc(infos, func(i backend.Info) bool { return !i.Has(backend.LabNetworks) })
-	defaultNets := len(infos) == 1 && len(infos[0].DefaultNetworks) > 0 && *networks == ""
-	cases := st.Cases
-	if *networks != "" || *placement != "" || !suiteNets {
-		nets := splitList(*networks)
-		if defaultNets {
-			nets = infos[0].DefaultNetworks
-		}
-		if len(nets) == 0 && !suiteNets {
-			return nil, fmt.Errorf("--backend %s: name the networks to run, e.g. --networks bridge,host,nat", *backendName)
-		}
-		if cases, err = buildCasesOn(be, nets, splitList(*placement), *noBaseline); err != nil {
-			return nil, err
-		}
-	}
-	wls := st.Workloads
-	if *workloads != "" {
-		wls = splitList(*workloads)
-	}
-	params := st.Params
-	if *duration != 0 {
-		params.Duration = *duration
-	}
-	sizes, err := positiveInts("message-size", *msgSize, "64,1024,65536")
+	r.Agent = []string{self, "agent"}
+	p, err := plan.Build(r)
 	if err != nil {
 		return nil, err
 	}
-	msgSizes := st.MessageSizes
-	switch {
-	case len(sizes) == 1:
-		params.MessageSize, msgSizes = sizes[0], nil
-	case len(sizes) > 1:
-		msgSizes = sizes
-	}
-	densities, err := positiveInts("density", *density, "10,50,110,250")
-	if err != nil {
-		return nil, err
-	}
-	pods, err := positiveInts("pods", *a2aPods, "2,4,8")
-	if err != nil {
-		return nil, err
-	}
-	if *direction != "" {
-		params.Direction = *direction
-		if err := directionApplies(wls); err != nil {
-			return nil, err
+	return &runSetup{plan: *p, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet}, nil
+}
+
+// setValues are the values of flags the user set, by name.
+func setValues(fs *flag.FlagSet, flags map[string]*string) map[string]string {
+	out := map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		if v, ok := flags[f.Name]; ok {
+			out[f.Name] = *v
 		}
-	}
-	merged := map[string]string{}
-	for k, v := range st.Params.Extra {
-		merged[k] = v
-	}
-	for name, v := range extra {
-		if *v != "" {
-			merged[name] = *v
-		}
-	}
-	params.Extra = merged
-	if len(merged) == 0 {
-		params.Extra = nil
-	}
-	plan := runner.Plan{
-		Cases:        cases,
-		Workloads:    wls,
-		Params:       params,
-		Lab:          lab.Config{MTU: *mtu, Underlay: netip.MustParsePrefix("10.100.0.0/24"), ModeOptions: modeOpts},
-		Repeat:       cmp.Or(*repeat, st.Rounds),
-		StartupPods:  *startupPods,
-		BackendName:  *backendName,
-		BackendFlags: flagValues,
-		Agent:        plan0.Agent,
-		MessageSizes: msgSizes,
-		Parallel:     cmp.Or(*parallel, st.Parallel),
-		Neighbours:   cmp.Or(*neighbours, st.Neighbours),
-		AllToAllPods: pods,
-		Spreads:      splitList(*spreads),
-		Densities:    densities,
-	}
-	if len(plan.Densities) == 0 {
-		plan.Densities = st.Densities
-	}
-	if len(plan.AllToAllPods) == 0 {
-		plan.AllToAllPods = st.AllToAllPods
-	}
-	if plan.StartupPods == 0 && *workloads == "" {
-		plan.StartupPods = st.StartupPods
-	}
-	if len(plan.Spreads) == 0 {
-		plan.Spreads = st.Spreads
-	}
-	if *workloads == "" {
-		plan.Tunings = st.Tunings // the suite's, for its own workloads
-	}
-	if *tuningFlag != "" {
-		if plan.Tunings, err = tuning.ParseList(*tuningFlag); err != nil {
-			return nil, err
-		}
-	}
-	if err := runner.CheckLBs(splitList(*lbs), *backendName); err != nil {
-		return nil, err
-	}
-	if err := applyServices(&plan, st, *lbs, *svcCounts, *networks != "" || defaultNets); err != nil {
-		return nil, err
-	}
-	if err := runner.CheckLBs(plan.LBs, *backendName); err != nil {
-		return nil, err
-	}
-	for _, f := range splitList(*pin) {
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, fmt.Errorf("--pin %q: want two CPU numbers, e.g. --pin 0,1", *pin)
-		}
-		plan.Pin = append(plan.Pin, n)
-	}
-	if err := plan.Validate(); err != nil {
-		return nil, err
-	}
-	return &runSetup{plan: plan, backend: be, infos: infos, networks: *networks, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet}, nil
+	})
+	return out
 }
 
 func cmdRun(args []string) error {
@@ -371,47 +155,13 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 		plan.Log = os.Stderr
 	}
 	// a run on a cluster alone builds nothing on this machine
-	if slices.ContainsFunc(setup.infos, func(i backend.Info) bool { return i.Has(backend.BuildsHere) }) {
+	if plan.BuildsHere() {
 		if err := preflight(); err != nil {
 			return nil, "", err
 		}
 	}
-	labNets := !slices.ContainsFunc(setup.infos, func(i backend.Info) bool { return !i.Has(backend.LabNetworks) })
-	if setup.networks == "" && !labNets {
-		// the cluster is checked before anything is made, whichever networks
-		var nets []string
-		for _, c := range plan.Cases {
-			if !slices.Contains(nets, c.Network) {
-				nets = append(nets, c.Network)
-			}
-		}
-		setup.networks = strings.Join(nets, ",")
-	}
-	if setup.networks != "" {
-		check := func(n string) error {
-			m, _ := netmode.Get(n)
-			return netmode.Check(m)
-		}
-		if setup.backend != nil && !labNets {
-			check = setup.backend.Check
-		}
-		// In a comparison, a network this machine cannot build is skipped
-		// with the reason shown (the runner records it); when none of the
-		// networks the user named can be built, that is an error.
-		var firstErr error
-		buildable := 0
-		for _, n := range splitList(setup.networks) {
-			if err := check(n); err != nil {
-				if firstErr == nil {
-					firstErr = err
-				}
-				continue
-			}
-			buildable++
-		}
-		if buildable == 0 {
-			return nil, "", firstErr
-		}
+	if err := plan.CheckBuildable(); err != nil {
+		return nil, "", err
 	}
 	// before the results folder is made: a bad value leaves nothing
 	release, held, err := holdCPULatency(setup.cpuLatency, plan.Log)
@@ -522,37 +272,6 @@ func explicitValues(fs *flag.FlagSet) error {
 	return err
 }
 
-// positiveInts parses a comma-separated list of positive numbers given
-// to --name ("" is none).
-func positiveInts(name, s, eg string) ([]int, error) {
-	var out []int
-	for _, f := range splitList(s) {
-		n, err := strconv.Atoi(f)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("--%s %q: %s must be positive numbers, e.g. --%s %s", name, f, strings.ReplaceAll(name, "-", " "), name, eg)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// directionApplies refuses --direction when no selected workload has one
-// (it would be silently ignored), naming those that do.
-func directionApplies(wls []string) error {
-	for _, n := range wls {
-		if w, err := workload.Get(n); err == nil && workload.IsBulk(w) {
-			return nil
-		}
-	}
-	var takers []string
-	for _, n := range workload.Names() {
-		if w, _ := workload.Get(n); workload.IsBulk(w) {
-			takers = append(takers, n)
-		}
-	}
-	return fmt.Errorf("--direction applies to %s; select one of them or drop --direction", strings.Join(takers, ", "))
-}
-
 func partial(n int, path string) string {
 	if n == 0 {
 		return ""
@@ -598,43 +317,4 @@ func backendFlags(fs *flag.FlagSet, clean bool) map[string]*string {
 		}
 	}
 	return out
-}
-
-// checkBackendFlags refuses a backend's flag on a run (or clean, verb)
-// without that backend, and checks the flags of those selected before
-// anything is contacted. It returns the flags' values by name.
-func checkBackendFlags(fs *flag.FlagSet, infos []backend.Info, flags map[string]*string, verb string) (map[string]string, error) {
-	values := map[string]string{}
-	for n, v := range flags {
-		values[n] = *v
-	}
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if _, ok := flags[f.Name]; !ok || err != nil {
-			return
-		}
-		for _, i := range infos {
-			if _, ok := option.Find(i.Flags, f.Name); ok {
-				return
-			}
-		}
-		var owners []string
-		for _, i := range backend.All() {
-			if _, ok := option.Find(i.Flags, f.Name); ok {
-				owners = append(owners, i.Name)
-			}
-		}
-		err = fmt.Errorf("--%s applies to %s--backend %s; drop it or add --backend %s", f.Name, verb, strings.Join(owners, ", "), owners[0])
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, i := range infos {
-		if i.CheckFlags != nil && verb == "" {
-			if err := i.CheckFlags(values); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return values, nil
 }

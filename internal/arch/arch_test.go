@@ -115,10 +115,14 @@ func TestLayers(t *testing.T) {
 		{"internal/backend", []string{"internal/runner", "internal/experiment", "internal/sched", "internal/report"}, "the seam sits below what runs on it"},
 		{"internal/cleanup", []string{"internal/backend", "internal/runner", "internal/experiment", "internal/svc"}, "cleaners register with it; it names none"},
 		{"internal/hostprobe", []string{"internal/backend/", "internal/runner", "internal/experiment"}, "the backends' shared readers sit below them"},
-		{"internal/experiment", []string{"internal/backend/", "internal/runner", "internal/report"}, "an experiment asks for capabilities, never for a backend"},
+		{"internal/experiment", []string{"internal/backend/", "internal/runner", "internal/plan", "internal/report"}, "an experiment asks for capabilities, never for a backend"},
+		{"internal/runner", []string{"internal/backend/"}, "the runner executes a plan on the backends it was given"},
+		{"internal/plan", []string{"internal/backend/", "internal/runner", "internal/report"}, "a plan names backends through their registry"},
+		{"internal/labtest", []string{"internal/runner", "internal/plan", "internal/backend/"}, "a test of the lab's helpers compiles no runner and no backend (labtest/labrun runs plans)"},
+		{"internal/suite", []string{"internal/runner", "internal/plan", "internal/backend"}, "a suite is data"},
 	} {
 		for pkg, ims := range all {
-			if pkg != tc.pkg && !strings.HasPrefix(pkg, tc.pkg+"/") {
+			if pkg != tc.pkg && (!strings.HasPrefix(pkg, tc.pkg+"/") || tc.pkg == "internal/labtest") {
 				continue
 			}
 			for _, im := range ims {

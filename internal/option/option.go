@@ -26,6 +26,7 @@ const (
 	Duration Kind = "duration"
 	Enum     Kind = "enum" // one of Values
 	List     Kind = "list" // comma-separated strings
+	Ints     Kind = "ints" // comma-separated positive whole numbers
 )
 
 // Spec declares one option.
@@ -35,6 +36,15 @@ type Spec struct {
 	Default string   // as text; "" when there is none
 	Help    string   // one line
 	Values  []string // the allowed values of an Enum
+	// Example is a good value, for the error that refuses a bad one
+	// ("--pods 2,4,8").
+	Example string
+	// AppliesTo says what takes the option, for the error when it is set
+	// but nothing selected takes it ("the alltoall workload").
+	AppliesTo string
+	// Alone: when set, every part of the run must take it (a run whose
+	// other parts would ignore it is refused, not half applied).
+	Alone bool
 }
 
 // Check validates one value against the spec.
@@ -58,6 +68,12 @@ func (s Spec) Check(v string) error {
 	case Duration:
 		if _, err := time.ParseDuration(v); err != nil {
 			return bad("a duration such as 5s or 200ms")
+		}
+	case Ints:
+		for _, f := range strings.Split(v, ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(f)); err != nil || n <= 0 {
+				return bad("positive whole numbers, comma-separated")
+			}
 		}
 	case Enum:
 		for _, ok := range s.Values {

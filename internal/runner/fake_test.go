@@ -11,6 +11,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/backendtest"
 	"github.com/cnperf/cnperf/internal/cleanup"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -23,15 +24,15 @@ func init() { backend.Register(backendtest.Info) }
 // cnperf names, is planned, deployed, measured in rounds and torn down by
 // the one scheduler, its results recorded as any backend's.
 func TestFakeBackendRuns(t *testing.T) {
-	p := runner.Plan{
+	p := plan.Plan{
 		BackendName: backendtest.Name,
-		Cases:       []runner.Case{{Network: "host", Placement: backend.SameHost}, {Network: "host", Placement: backend.CrossHost}},
+		Cases:       []plan.Case{{Network: "host", Placement: backend.SameHost}, {Network: "host", Placement: backend.CrossHost}},
 		Workloads:   []string{"tcp_rr"},
 		Params:      workload.Params{Duration: 200 * time.Millisecond},
 		Repeat:      2,
 	}
-	if !slices.Contains(runner.Backends(), backendtest.Name) {
-		t.Fatalf("Backends() = %v, want the fake among them", runner.Backends())
+	if !slices.Contains(plan.Backends(), backendtest.Name) {
+		t.Fatalf("Backends() = %v, want the fake among them", plan.Backends())
 	}
 	run := &result.Run{Schema: result.Schema}
 	if err := runner.Execute(context.Background(), p, run); err != nil {
@@ -64,11 +65,11 @@ func TestFakeBackendRuns(t *testing.T) {
 func TestFakeBackendRefusedWhereItCannot(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		plan   runner.Plan
+		plan   plan.Plan
 		errHas string
 	}{
-		{"network", runner.Plan{Cases: []runner.Case{{Network: "vxlan", Placement: backend.CrossHost}}, Workloads: []string{"tcp_rr"}}, `the fake backend has no network "vxlan"`},
-		{"tuning", runner.Plan{Cases: []runner.Case{{Network: "host", Placement: backend.CrossHost}}, Workloads: []string{"tcp_rr"}, Tunings: []string{"none", "study"}}, "the fake backend's are not cnperf's to tune"},
+		{"network", plan.Plan{Cases: []plan.Case{{Network: "vxlan", Placement: backend.CrossHost}}, Workloads: []string{"tcp_rr"}}, `the fake backend has no network "vxlan"`},
+		{"tuning", plan.Plan{Cases: []plan.Case{{Network: "host", Placement: backend.CrossHost}}, Workloads: []string{"tcp_rr"}, Options: map[string]string{"tuning": "none,study"}}, "the fake backend's are not cnperf's to tune"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.plan.BackendName = backendtest.Name

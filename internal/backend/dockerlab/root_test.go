@@ -27,7 +27,9 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/ping"
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/measure"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -170,18 +172,18 @@ func assertClean(t *testing.T, run string) {
 // touched.
 func TestEveryMode(t *testing.T) {
 	needEngines(t)
-	var cases []runner.Case
+	var cases []plan.Case
 	b := dockerlab.New(lab.Config{}, "", nil)
 	for _, n := range dockerlab.Networks() {
 		pls, _ := b.Placements(n)
 		for _, p := range pls {
-			cases = append(cases, runner.Case{Network: n, Placement: p})
+			cases = append(cases, plan.Case{Network: n, Placement: p})
 		}
 	}
-	plan := labtest.Plan(t, cases, "tcp_rr", "tcp_stream", "startup")
+	plan := labrun.Plan(t, cases, "tcp_rr", "tcp_stream", "startup")
 	plan.BackendName = dockerlab.Name
 	plan.Params.Duration = time.Second
-	plan.StartupPods = 1
+	plan.Options = map[string]string{"startup-pods": "1"}
 	run := plan.Lab.ID
 	host := snapshotHost(t, run)
 	plan.Log = testWriter{t}

@@ -1,6 +1,7 @@
 package alltoall
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,12 +38,12 @@ func TestValidateUnits(t *testing.T) {
 		{[]int{2, 65}, nil, "--pods 65"},
 		{nil, []string{"diagonal"}, "--spread \"diagonal\""},
 	} {
-		p := &experiment.Plan{Cases: cases, Workloads: []string{"alltoall"}, AllToAllPods: tc.pods, Spreads: tc.spreads}
+		p := &experiment.Plan{Cases: cases, Workloads: []string{"alltoall"}, Options: opts(tc.pods, tc.spreads)}
 		if err := (AllToAll{}).Validate(p, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v %v: %v, want %q", tc.pods, tc.spreads, err, tc.want)
 		}
 	}
-	p := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_rr", "alltoall"}, AllToAllPods: []int{2, 8}}
+	p := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_rr", "alltoall"}, Options: map[string]string{"pods": "2,8"}}
 	if got := (AllToAll{}).Claim(p); len(got) != 1 || got[0] != "alltoall" {
 		t.Fatalf("claimed %v", got)
 	}
@@ -70,4 +71,20 @@ func TestValidateUnits(t *testing.T) {
 	if strings.Join(names, ",") != want {
 		t.Errorf("cells %v", names)
 	}
+}
+
+// opts are the experiment's options as flags give them.
+func opts(pods []int, spreads []string) map[string]string {
+	o := map[string]string{}
+	var ps []string
+	for _, n := range pods {
+		ps = append(ps, strconv.Itoa(n))
+	}
+	if len(ps) > 0 {
+		o[Pods.Name] = strings.Join(ps, ",")
+	}
+	if len(spreads) > 0 {
+		o[Spread.Name] = strings.Join(spreads, ",")
+	}
+	return o
 }

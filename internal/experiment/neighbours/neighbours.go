@@ -28,6 +28,7 @@ import (
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/measure"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/stats"
@@ -103,9 +104,22 @@ func (Neighbours) Summary() string {
 	return "noisy neighbours (--neighbours busy:N, periodic:N:P%, stream:N): every cell without and with them, the drop with its interval"
 }
 
+// Option is --neighbours.
+var Option = option.Spec{Name: "neighbours", Kind: option.String, Example: "busy:5",
+	Help:      "noisy neighbour pods beside the measured pair, every cell measured without and with them: busy:N (busy loops), periodic:N:P% (each wants P% of a CPU), stream:N (N other pairs streaming)",
+	AppliesTo: "the pair workloads (e.g. tcp_rr, tcp_stream; not rate steps, services or alltoall)"}
+
+// Options implements experiment.Optioner.
+// It reads --parallel and a --message-size list too, to refuse them: not
+// combined yet.
+func (Neighbours) Options() []option.Spec { return []option.Spec{Option, pairs.Flows, pairs.Sizes} }
+
+// SelectedBy implements experiment.Selector.
+func (Neighbours) SelectedBy() string { return "--neighbours" }
+
 // Claim takes the single-step agent workloads when neighbours are asked.
 func (Neighbours) Claim(p *experiment.Plan) []string {
-	if p.Neighbours == "" {
+	if p.Option(Option.Name) == "" {
 		return nil
 	}
 	var out []string
@@ -123,7 +137,13 @@ func (Neighbours) Claim(p *experiment.Plan) []string {
 
 // Validate implements experiment.Experiment.
 func (Neighbours) Validate(p *experiment.Plan, workloads []string) error {
-	if _, err := Parse(p.Neighbours); err != nil {
+	if p.Int(pairs.Flows.Name) > 1 {
+		return fmt.Errorf("--parallel cannot be combined with --neighbours yet; drop one of them (run them separately)")
+	}
+	if len(p.List(pairs.Sizes.Name)) > 1 {
+		return fmt.Errorf("a --message-size list cannot be combined with --neighbours yet; give one size (or run them separately)")
+	}
+	if _, err := Parse(p.Option(Option.Name)); err != nil {
 		return err
 	}
 	if _, err := hierarchies(); err != nil {
@@ -167,7 +187,7 @@ type unitState struct {
 // Units implements experiment.Experiment: the pairs' topology plus the
 // neighbours; each placement × workload a cell measuring both ways.
 func (Neighbours) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, error) {
-	sp, err := Parse(p.Neighbours)
+	sp, err := Parse(p.Option(Option.Name))
 	if err != nil {
 		return nil, err
 	}

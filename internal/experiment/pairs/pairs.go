@@ -12,6 +12,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/measure"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/stats"
@@ -32,6 +33,26 @@ func (Pairs) Summary() string {
 	return "a client and a server pod per placement, every workload between them (rr, stream, rate, qps)"
 }
 
+// Flows is --parallel, taken by the experiments that run pairs of flows
+// (parallel, and a size sweep's).
+var Flows = option.Spec{Name: "parallel", Kind: option.Int, Default: "1", Example: "4",
+	Help:      "stream and rr workloads: run N flows at once between each pair: aggregate, per-flow figures and Jain's fairness",
+	AppliesTo: "the pair workloads (e.g. tcp_rr, tcp_stream; not rate steps, services or alltoall)"}
+
+// Sizes is --message-size given as a list: more than one size sweeps
+// (one size is every workload's message size, a parameter of the run).
+var Sizes = option.Spec{Name: "message-size", Kind: option.Ints, Example: "64,1024,65536",
+	Help:      "message sizes in bytes to sweep, e.g. 64,256,1024,4096,16384,65536: one result per size",
+	AppliesTo: "the stream and rr workloads (a list of sizes)"}
+
+// Tuning is --tuning, the pair cells' host-tuning profiles.
+var Tuning = option.Spec{Name: "tuning", Kind: option.List, Example: "none,study", Alone: true,
+	Help:      "host tuning applied inside the lab's namespaces: none, study (seed 000's: NOTRACK, RPS/RFS, sysctls for many connections) or one part of it (study-sysctls, study-notrack, study-rps); a list (none,study) measures every pair cell with each, interleaved",
+	AppliesTo: "plain pair cells (e.g. tcp_rr, tcp_stream, http_rate, as the seed-latency suite does)"}
+
+// Options implements experiment.Optioner.
+func (Pairs) Options() []option.Spec { return []option.Spec{Tuning} }
+
 // Claim takes every workload registered as an agent workload.
 func (Pairs) Claim(p *experiment.Plan) []string {
 	var out []string
@@ -45,6 +66,11 @@ func (Pairs) Claim(p *experiment.Plan) []string {
 
 // Validate implements experiment.Experiment.
 func (Pairs) Validate(p *experiment.Plan, workloads []string) error {
+	if t := p.Option(Tuning.Name); t != "" {
+		if _, err := tuning.ParseList(t); err != nil {
+			return err
+		}
+	}
 	for _, name := range workloads {
 		w, err := workload.Get(name)
 		if err != nil {
@@ -102,7 +128,7 @@ func (Pairs) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, error)
 	ccpu, scpu := p.CPUs()
 	var units []sched.Unit
 	port := 5201
-	tunings := p.Tunings
+	tunings, _ := tuning.ParseList(p.Option(Tuning.Name))
 	if len(tunings) == 0 {
 		tunings = []string{""}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
 
@@ -104,7 +105,7 @@ func TestByteOrder(t *testing.T) {
 }
 
 func TestEndToEnd(t *testing.T) {
-	labtest.Run(t, "ebpf", labtest.Options{})
+	labrun.Run(t, "ebpf", labrun.Options{})
 }
 
 // TestDatapath checks that pod traffic really takes the BPF path (the
