@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -15,22 +11,12 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	_ "github.com/cnperf/cnperf/internal/backend/all" // the backends
 	"github.com/cnperf/cnperf/internal/experiment"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/plan"
-	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
-	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/workload"
 )
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
 
 // buildCases turns --networks and --placement into cases on the lab;
 // baseline rows are added for every placement so that each figure has its
@@ -77,7 +63,7 @@ func parseRun(args []string) (*runSetup, error) {
 	fs.StringVar(&r.Pin, "pin", "", "pin the client and server agents to CPUs, e.g. 0,1 (steadier numbers on a busy machine)")
 	r.ModeOptions = map[string]string{}
 	fs.Func("mode-opt", "network-mode option key=value, repeatable or comma-separated (e.g. controlplane=off, encrypt=aes-gcm)", func(s string) error {
-		for _, kv := range splitList(s) {
+		for _, kv := range plan.SplitList(s) {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || k == "" {
 				return fmt.Errorf("mode option %q; use key=value", kv)
@@ -95,16 +81,14 @@ func parseRun(args []string) (*runSetup, error) {
 	}
 	extra := map[string]*string{}
 	for _, f := range workload.Flags() {
-		if f.Bool {
-			extra[f.Name] = boolFlag(fs, f.Name, f.Usage)
-			continue
-		}
-		extra[f.Name] = fs.String(f.Name, "", f.Usage)
+		extra[f.Name] = option.FlagVar(fs, f.Name, f.Usage, f.Bool)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
-	if err := explicitValues(fs); err != nil {
+	given := map[string]string{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() })
+	if err := plan.CheckExplicit(given); err != nil {
 		return nil, err
 	}
 	r.Options, r.Extra, r.BackendFlags = setValues(fs, opts), setValues(fs, extra), setValues(fs, beFlags)
@@ -140,168 +124,18 @@ func cmdRun(args []string) error {
 	return err
 }
 
-// errTimeLimit ends a run that reached the limit execute was given: what
-// was measured is written, the lab torn down.
-var errTimeLimit = errors.New("time limit reached")
+// errTimeLimit ends a run that reached its limit.
+var errTimeLimit = session.ErrTimeLimit
 
-// execute runs a checked setup, as `cnperf run` does: it builds, measures,
-// writes the run file after every cell, prints the table and the --html
-// and --csv outputs, and tears down. With limit above 0 the run stops
-// after that long (errTimeLimit, the run file written with what was
-// measured). It returns the run and its file.
+// execute runs a checked setup, as `cnperf run` does (package session).
+// With limit above 0 the run stops after that long (errTimeLimit, the run
+// file written with what was measured). It returns the run and its file.
 func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) {
-	plan := setup.plan
-	if !setup.quiet {
-		plan.Log = os.Stderr
-	}
-	// a run on a cluster alone builds nothing on this machine
-	if plan.BuildsHere() {
-		if err := preflight(); err != nil {
-			return nil, "", err
-		}
-	}
-	if err := plan.CheckBuildable(); err != nil {
-		return nil, "", err
-	}
-	// before the results folder is made: a bad value leaves nothing
-	release, held, err := holdCPULatency(setup.cpuLatency, plan.Log)
-	if err != nil {
-		return nil, "", err
-	}
-	defer release()
-	path, err := resultsPath(setup.out)
-	if err != nil {
-		return nil, "", err
-	}
-	plan.Out = path
-	if setup.html != "" {
-		if err := checkOutFile("--html", setup.html); err != nil {
-			return nil, "", err
-		}
-	}
-
 	ctx, stop := interruptible()
 	defer stop()
-	if limit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, limit)
-		defer cancel()
-	}
-	run := &result.Run{
-		Schema: result.Schema, Version: version, StartedAt: time.Now().UTC(),
-		Command: os.Args, Environment: result.CaptureHost(),
-	}
-	run.Environment.CPULatencyUs = held
-	run.Environment.Tools = toolVersions()
-	execErr := runner.Execute(ctx, plan, run)
-	run.FinishedAt = time.Now().UTC()
-	if len(run.Results) > 0 || execErr == nil {
-		run.Incomplete = execErr != nil
-		if err := run.WriteAtomic(path); err != nil {
-			return nil, "", err
-		}
-		fmt.Println()
-		report.Table(os.Stdout, run) // ends with the run's warnings
-		fmt.Printf("\nresults: %s\n", path)
-		if err := writeOutputs(setup.html, setup.csv, []report.Input{report.NewInput(path, run)}); err != nil {
-			return nil, "", err
-		}
-	}
-	switch {
-	case limit > 0 && ctx.Err() == context.DeadlineExceeded:
-		return run, path, errTimeLimit
-	case errors.Is(execErr, context.Canceled) || errors.Is(execErr, context.DeadlineExceeded):
-		return run, path, fmt.Errorf("interrupted; the lab was torn down%s", partial(len(run.Results), path))
-	}
-	return run, path, execErr
-}
-
-// resultsPath checks where the results go before anything is built: the
-// default folder is created; a folder the user named must exist, and the
-// file must be one that can be replaced.
-func resultsPath(out string) (string, error) {
-	path := out
-	if path == "" {
-		path = filepath.Join("cnperf-results", "run-"+time.Now().Format("20060102-150405")+".json")
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return "", fmt.Errorf("results folder: %w", err)
-		}
-	}
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("--out %s: folder %s does not exist; create it first or choose another path", out, dir)
-	}
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return "", fmt.Errorf("--out %s: not a regular file; choose a file path such as results.json", out)
-	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil && (real == "/proc" || strings.HasPrefix(real, "/proc/") || real == "/sys" || strings.HasPrefix(real, "/sys/")) {
-		return "", fmt.Errorf("--out %s: cannot write results under %s; choose a file in an ordinary folder", out, real)
-	}
-	f, err := os.CreateTemp(dir, ".cnperf-probe-*")
-	if err != nil {
-		return "", fmt.Errorf("--out %s: cannot write in %s (%v); choose a writable folder", out, dir, err)
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return path, nil
-}
-
-// explicitValues refuses what a user typed that would silently mean
-// something else: a list flag given with no item in it (--networks ,), a
-// zero that would mean "the default" (--duration 0, --repeat 0).
-func explicitValues(fs *flag.FlagSet) error {
-	lists := map[string]string{"networks": "host,vxlan", "workloads": "tcp_rr,tcp_stream", "placement": "cross-host",
-		"lb": "iptables,ebpf-socket", "services": "1,10000", "pin": "0,1", "pods": "2,4,8", "spread": "balanced", "neighbours": "busy:5", "mode-opt": "key=value", "tuning": "none,study"}
-	zeros := map[string]string{"duration": "5s", "message-size": "1024", "repeat": "3", "startup-pods": "10", "parallel": "4", "mtu": "1500"}
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if err != nil {
-			return
-		}
-		v := f.Value.String()
-		if eg, ok := lists[f.Name]; ok && f.Name != "mode-opt" && len(splitList(v)) == 0 {
-			err = fmt.Errorf("--%s %q names nothing; give at least one, e.g. --%s %s, or leave it out for the default", f.Name, v, f.Name, eg)
-		}
-		if _, isList := lists[f.Name]; !isList && f.Name != "mode-opt" && strings.TrimSpace(v) == "" {
-			err = fmt.Errorf("--%s %q is empty; give a value (see `cnperf run -h`) or leave it out for the default", f.Name, v)
-		}
-		if eg, ok := zeros[f.Name]; ok && (v == "0" || v == "0s") {
-			err = fmt.Errorf("--%s 0: use a positive value, e.g. --%s %s, or leave it out for the default", f.Name, f.Name, eg)
-		}
-	})
-	return err
-}
-
-func partial(n int, path string) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf(", %d results so far are in %s", n, path)
-}
-
-// preflight checks what every run needs, before anything is built.
-func preflight() error {
-	if os.Geteuid() != 0 {
-		return errors.New("needs root to create network namespaces; run it as root (sudo cnperf run ...)")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		return errors.New("needs the ip command; install it (apt-get install iproute2)")
-	}
-	if _, err := os.Stat("/proc/self/ns/net"); err != nil {
-		return errors.New("this kernel has no network namespaces (CONFIG_NET_NS); cnperf's lab needs them")
-	}
-	return nil
-}
-
-func toolVersions() map[string]string {
-	m := map[string]string{}
-	if out, err := exec.Command("ip", "-V").Output(); err == nil {
-		m["iproute2"] = strings.TrimSpace(string(out))
-	}
-	if out, err := exec.Command("iptables", "-V").Output(); err == nil {
-		m["iptables"] = strings.TrimSpace(string(out))
-	}
-	return m
+	return session.Execute(ctx, setup.plan, session.Options{Out: setup.out, HTML: setup.html, CSV: setup.csv,
+		CPULatency: setup.cpuLatency, Quiet: setup.quiet, Limit: limit, Version: version, Command: os.Args,
+		Stdout: os.Stdout, Stderr: os.Stderr})
 }
 
 // backendFlags registers every backend's own flags (--kubeconfig...):

@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 
 	"path/filepath"
 	"sort"
@@ -133,5 +134,29 @@ func TestLayers(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestThinCommand: cmd/cnperf is parsing and dispatch; what it does lives
+// in the packages below it.
+func TestThinCommand(t *testing.T) {
+	const limit = 800
+	files, err := filepath.Glob("../../cmd/cnperf/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cmd/cnperf files found (%v)", err)
+	}
+	lines := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += strings.Count(string(b), "\n")
+	}
+	if lines >= limit {
+		t.Errorf("cmd/cnperf has %d lines of non-test Go, want under %d: move what is not flag parsing and dispatch into a package", lines, limit)
 	}
 }

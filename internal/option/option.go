@@ -6,6 +6,7 @@
 package option
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -151,4 +152,39 @@ func Describe(w io.Writer, indent string, specs []Spec) {
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// optBool is a workload switch: unset (""), or "true"/"false" once given,
+// so that --max-rate-search alone works and an absent flag stays absent.
+type optBool struct{ s *string }
+
+func (b optBool) String() string {
+	if b.s == nil {
+		return ""
+	}
+	return *b.s
+}
+
+func (b optBool) Set(v string) error {
+	x, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("%q is not true or false", v)
+	}
+	*b.s = strconv.FormatBool(x)
+	return nil
+}
+
+func (b optBool) IsBoolFlag() bool { return true }
+
+// FlagVar registers an option as a flag of fs and returns where its text
+// lands: a string flag, or for a switch (isBool) a flag that is "" until
+// given, then "true" or "false", so that --max-rate-search alone works and
+// an absent switch stays absent.
+func FlagVar(fs *flag.FlagSet, name, usage string, isBool bool) *string {
+	if !isBool {
+		return fs.String(name, "", usage)
+	}
+	s := new(string)
+	fs.Var(optBool{s}, name, usage)
+	return s
 }

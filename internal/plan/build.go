@@ -402,3 +402,45 @@ func (p *Plan) CheckBuildable() error {
 	}
 	return firstErr
 }
+
+// The flags of `cnperf run` that take a list, and those where 0 would
+// mean the default, with a good value each.
+var (
+	listFlags = map[string]string{"networks": "host,vxlan", "workloads": "tcp_rr,tcp_stream", "placement": "cross-host",
+		"lb": "iptables,ebpf-socket", "services": "1,10000", "pin": "0,1"}
+	zeroFlags = map[string]string{"duration": "5s", "message-size": "1024", "repeat": "3", "mtu": "1500"}
+)
+
+// CheckExplicit refuses what a user typed (set: every flag given, by
+// name) that would silently mean something else: a list given with no
+// item in it (--networks ,), a zero that would mean the default
+// (--duration 0, --repeat 0), an empty value. The experiments' options
+// are judged by their declared kind.
+func CheckExplicit(set map[string]string) error {
+	specs := experiment.Options()
+	for _, n := range slices.Sorted(maps.Keys(set)) {
+		if n == "mode-opt" {
+			continue
+		}
+		v := set[n]
+		list, isList := listFlags[n]
+		zero, isZero := zeroFlags[n]
+		if s, ok := option.Find(specs, n); ok && !isList && !isZero {
+			switch s.Kind {
+			case option.List, option.Ints:
+				list, isList = s.Example, true
+			case option.Int:
+				zero, isZero = s.Example, true
+			}
+		}
+		switch {
+		case isList && len(SplitList(v)) == 0:
+			return fmt.Errorf("--%s %q names nothing; give at least one, e.g. --%s %s, or leave it out for the default", n, v, n, list)
+		case !isList && strings.TrimSpace(v) == "":
+			return fmt.Errorf("--%s %q is empty; give a value (see `cnperf run -h`) or leave it out for the default", n, v)
+		case isZero && (v == "0" || v == "0s"):
+			return fmt.Errorf("--%s 0: use a positive value, e.g. --%s %s, or leave it out for the default", n, n, zero)
+		}
+	}
+	return nil
+}
