@@ -161,7 +161,7 @@ var badInputs = []struct {
 	{[]string{"load", "pace", "--rate", "10k"}, "positive whole numbers"},
 	{[]string{"load", "pace", "--rate", "1000", "--threads", "0"}, "must be positive"},
 	{[]string{"load", "serve"}, "name the server"},
-	{[]string{"load", "serve", "nope"}, "use http, tcp or nginx"},
+	{[]string{"load", "serve", "nope"}, "use http, tcp, nginx, tcp_rr or tcp_stream"},
 	// experiment flags nothing selected would use
 	{[]string{"run", "--networks", "host", "--workloads", "http_rate", "--neighbours", "busy:2"}, "--neighbours applies to"},
 	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--neighbours", "busy:2", "--parallel", "2"}, "cannot be combined with --neighbours"},

@@ -31,8 +31,8 @@ func cmdLoad(args []string) error {
 		return cmdLoadPace(args[1:])
 	}
 	name := args[0]
-	if !isLoadWorkload(name) {
-		return fmt.Errorf("workload %q; use one of %s", name, strings.Join(standalone.Workloads(), ", "))
+	if !isLoadWorkload(name) && !slices.Contains(standalone.PlainWorkloads, name) {
+		return fmt.Errorf("workload %q; use one of %s", name, strings.Join(append(standalone.Workloads(), standalone.PlainWorkloads...), ", "))
 	}
 	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
 		return fmt.Errorf("name the target: cnperf load %s http://HOST:PORT/PATH (tcp_rate: HOST:PORT)", name)
@@ -40,7 +40,7 @@ func cmdLoad(args []string) error {
 	target := args[1]
 	fs := newFlags("load " + name)
 	duration := fs.Duration("duration", 5*time.Second, "length of each step")
-	msgSize := fs.Int("message-size", 0, "tcp_rate request size in bytes (default 16)")
+	msgSize := fs.Int("message-size", 0, "tcp_rate, tcp_rr request size, tcp_stream write size, in bytes (defaults 16, 16, 256)")
 	jsonOut := fs.String("json", "", "also write the results as cnperf/run/v1 JSON to this file")
 	hgrm := fs.String("hgrm", "", "write each step's latency distribution as HdrHistogram .hgrm files into this folder")
 	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
@@ -78,13 +78,13 @@ func cmdLoad(args []string) error {
 
 func cmdLoadServe(args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return errors.New("name the server: cnperf load serve http|tcp|nginx [--port 8080]")
+		return errors.New("name the server: cnperf load serve http|tcp|nginx|tcp_rr|tcp_stream [--port 8080]")
 	}
 	kind := args[0]
 	fs := newFlags("load serve " + kind)
 	port := fs.Int("port", 8080, "TCP port to listen on")
 	size := fs.Int("response-size", 350, "response bytes on the wire (http, nginx: headers count 250 of them)")
-	msg := fs.Int("message-size", 16, "tcp: request size in bytes")
+	msg := fs.Int("message-size", 16, "tcp, tcp_rr: request size in bytes")
 	duration := fs.Duration("duration", time.Hour, "stop after this long")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/cnperf/cnperf/internal/recommend"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/suite"
 )
 
@@ -86,6 +87,9 @@ func cmdRecommend(args []string) error {
 // measure runs the measurement and returns the run to rank.
 func measure(mp profile.Measure, out string, quiet, dryRun bool) (*result.Run, string, error) {
 	return profile.Run(mp, dryRun, os.Stdout, func(p *plan.Plan) (*result.Run, string, error) {
+		if err := session.Preflight(p); err != nil {
+			return nil, "", err // before the default results folder is made
+		}
 		return execute(&runSetup{plan: *p, out: cmp.Or(out, profile.DefaultOut(mp.Profile)), quiet: quiet, cpuLatency: "auto"}, mp.MaxTime)
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	_ "github.com/cnperf/cnperf/internal/backend/all" // the backends
+	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -33,6 +34,7 @@ type runSetup struct {
 	html, csv  string // --html, --csv
 	cpuLatency string
 	quiet      bool
+	force      bool // --force: --out may replace a file that is not cnperf's
 }
 
 // parseRun turns `cnperf run`'s arguments into a checked plan. It builds
@@ -52,7 +54,8 @@ func parseRun(args []string) (*runSetup, error) {
 	fs.StringVar(&r.Direction, "direction", "", "stream direction: up (client sends) or down (server sends)")
 	fs.IntVar(&r.MTU, "mtu", 1500, "underlay MTU")
 	fs.IntVar(&r.Repeat, "repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
-	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json)")
+	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json); an existing file is replaced only if it is a cnperf results file")
+	force := fs.Bool("force", false, "let --out replace an existing file that is not a cnperf results file, or a symlink")
 	htmlOut := fs.String("html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
 	csvDir := fs.String("csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
 	fs.BoolVar(&r.NoBaseline, "no-baseline", false, "do not add the baseline rows")
@@ -84,12 +87,12 @@ func parseRun(args []string) (*runSetup, error) {
 		extra[f.Name] = option.FlagVar(fs, f.Name, f.Usage, f.Bool)
 	}
 	if err := parseFlags(fs, args); err != nil {
-		return nil, err
+		return nil, exitcode.With(err, exitcode.Usage)
 	}
 	given := map[string]string{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() })
 	if err := plan.CheckExplicit(given); err != nil {
-		return nil, err
+		return nil, exitcode.With(err, exitcode.Usage)
 	}
 	r.Options, r.Extra, r.BackendFlags = setValues(fs, opts), setValues(fs, extra), setValues(fs, beFlags)
 	self, err := os.Executable()
@@ -101,7 +104,7 @@ func parseRun(args []string) (*runSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runSetup{plan: *p, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet}, nil
+	return &runSetup{plan: *p, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet, force: *force}, nil
 }
 
 // setValues are the values of flags the user set, by name.
@@ -120,8 +123,14 @@ func cmdRun(args []string) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = execute(setup, 0)
-	return err
+	run, path, err := execute(setup, 0)
+	if run != nil {
+		session.ListFailed(os.Stderr, run)
+	}
+	if err != nil {
+		return err
+	}
+	return session.CellsStatus(run, path)
 }
 
 // errTimeLimit ends a run that reached its limit.
@@ -135,7 +144,7 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 	defer stop()
 	return session.Execute(ctx, setup.plan, session.Options{Out: setup.out, HTML: setup.html, CSV: setup.csv,
 		CPULatency: setup.cpuLatency, Quiet: setup.quiet, Limit: limit, Version: version, Command: os.Args,
-		Stdout: os.Stdout, Stderr: os.Stderr})
+		Stdout: os.Stdout, Stderr: os.Stderr, Force: setup.force})
 }
 
 // backendFlags registers every backend's own flags (--kubeconfig...):

@@ -79,6 +79,9 @@ type Info struct {
 	// backend is 0).
 	Rank int
 	Caps []Capability
+	// RootFor says why a backend that builds here needs root, as the
+	// error a user who is not root gets: "needs root" + RootFor.
+	RootFor string
 	// Flags are the `cnperf run` flags the backend takes (--kubeconfig):
 	// a run that sets one without selecting the backend is refused.
 	Flags []option.Spec

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/result"
 )
 
 // Request is what `cnperf clean` was asked.
@@ -108,6 +109,7 @@ func (Labs) Clean(_ context.Context, req Request) ([]string, error) {
 		return nil, errors.New("needs root to delete network namespaces; run it as root")
 	}
 	removed, err := lab.CleanRun(req.ID, req.Force)
+	result.CleanStaleLocks() // runs killed with -9: their results locks, held by no one
 	var ids []string
 	for _, r := range removed {
 		fmt.Fprintf(req.Out, "removed run %s: %d namespaces\n", r.ID, len(r.Namespaces))

@@ -18,3 +18,20 @@ const (
 )
 
 func (c Code) Error() string { return fmt.Sprintf("exit %d", int(c)) }
+
+// status is an error that exits with code, its message unchanged.
+type status struct {
+	err  error
+	code Code
+}
+
+func (e status) Error() string   { return e.err.Error() }
+func (e status) Unwrap() []error { return []error{e.err, e.code} }
+
+// With marks err to exit with code, its message unchanged; nil stays nil.
+func With(err error, code Code) error {
+	if err == nil {
+		return nil
+	}
+	return status{err, code}
+}

@@ -200,6 +200,10 @@ func Table(w io.Writer, run *result.Run) {
 func Incomplete(run *result.Run) string {
 	done := fmt.Sprintf("%d results recorded", len(run.Results))
 	if run.CellsPlanned > 0 {
+		if run.CellsDone >= run.CellsPlanned {
+			// every cell finished; the run failed after them (a teardown)
+			return fmt.Sprintf("all %d cells finished, but the run ended with an error after them (its teardown): the numbers are complete", run.CellsPlanned)
+		}
 		done = fmt.Sprintf("%d of %d cells finished", run.CellsDone, run.CellsPlanned)
 	}
 	return "incomplete run: " + done + " (cut short or still going); the cells not shown were not measured"

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/pmqos"
@@ -42,6 +43,27 @@ type Options struct {
 	Command []string // the command line, recorded in the run
 	Stdout  io.Writer
 	Stderr  io.Writer // progress lines
+	// Force lets Out replace an existing file that is not a cnperf results
+	// file, or a symlink.
+	Force bool
+}
+
+// Preflight checks what a run of p needs of this machine, before anything
+// is built: a run on backends that build here needs root (each says what
+// for), the ip command and network namespaces; a run on a cluster alone
+// builds nothing here.
+func Preflight(p *plan.Plan) error {
+	if !p.BuildsHere() {
+		return nil
+	}
+	if os.Geteuid() != 0 {
+		for _, i := range p.Infos() {
+			if i.Has(backend.BuildsHere) && i.RootFor != "" {
+				return fmt.Errorf("needs root%s; run it as root (sudo cnperf run ...)", i.RootFor)
+			}
+		}
+	}
+	return lab.Preflight()
 }
 
 // Execute runs a checked plan, as `cnperf run` does: it checks the
@@ -53,11 +75,8 @@ func Execute(ctx context.Context, plan plan.Plan, o Options) (*result.Run, strin
 	if !o.Quiet {
 		plan.Log = o.Stderr
 	}
-	// a run on a cluster alone builds nothing on this machine
-	if plan.BuildsHere() {
-		if err := lab.Preflight(); err != nil {
-			return nil, "", err
-		}
+	if err := Preflight(&plan); err != nil {
+		return nil, "", err
 	}
 	if err := plan.CheckBuildable(); err != nil {
 		return nil, "", err
@@ -72,6 +91,14 @@ func Execute(ctx context.Context, plan plan.Plan, o Options) (*result.Run, strin
 	if err != nil {
 		return nil, "", err
 	}
+	if err := result.CheckReplace(path, o.Force); err != nil {
+		return nil, "", err
+	}
+	lock, err := result.LockFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer lock.Release()
 	plan.Out = path
 	if o.HTML != "" {
 		if err := report.CheckOutFile("--html", o.HTML); err != nil {
@@ -92,17 +119,8 @@ func Execute(ctx context.Context, plan plan.Plan, o Options) (*result.Run, strin
 	run.Environment.Tools = toolVersions()
 	execErr := runner.Execute(ctx, plan, run)
 	run.FinishedAt = time.Now().UTC()
-	if len(run.Results) > 0 || execErr == nil {
-		run.Incomplete = execErr != nil
-		if err := run.WriteAtomic(path); err != nil {
-			return nil, "", err
-		}
-		fmt.Fprintln(o.Stdout)
-		report.Table(o.Stdout, run) // ends with the run's warnings
-		fmt.Fprintf(o.Stdout, "\nresults: %s\n", path)
-		if err := report.WriteOutputs(o.Stdout, o.HTML, o.CSV, []report.Input{report.NewInput(path, run)}); err != nil {
-			return nil, "", err
-		}
+	if err := saveAndShow(o, run, path, execErr); err != nil {
+		return run, path, err
 	}
 	switch {
 	case limit > 0 && ctx.Err() == context.DeadlineExceeded:
@@ -123,6 +141,7 @@ func ResultsPath(out string) (string, error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return "", fmt.Errorf("results folder: %w", err)
 		}
+		path = result.UnusedPath(path)
 	}
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +28,11 @@ import (
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/workload"
 )
+
+// PlainWorkloads run once, as a client of `cnperf load serve NAME`: the
+// engine's other halves, to be held against sockperf and iperf3 outside a
+// lab (scripts/bench-load.sh).
+var PlainWorkloads = []string{"tcp_rr", "tcp_stream"}
 
 // Workloads are the workloads that run on their own: those that run in
 // steps (rate ladders, max-rate search) against any address.
@@ -131,13 +137,35 @@ func loadStep(ctx context.Context, w workload.Workload, p workload.Params, addr 
 		res.Error = err.Error()
 		return res, err
 	}
-	m, h, err := w.Metrics(p, rep, workload.Report{})
+	srv := workload.Report{}
+	if workload.IsBulk(w) {
+		// the client sent it all and waited for the server to read it
+		// (tcp_stream): what it sent is what was received
+		srv = rep
+	}
+	m, h, err := w.Metrics(p, rep, srv)
 	if err != nil {
 		res.Error = err.Error()
 		return res, err
 	}
 	m.ClientCPUSPerS = result.F(rep.CPUSeconds / p.Duration.Seconds())
 	res.Metrics, res.Histogram = m, h
+	if workload.IsBulk(w) {
+		fmt.Fprintf(out, "  %.3f Gbit/s: %d bytes in %.3f s, %d writes of %d B\n", *m.ThroughputBps/1e9, rep.Bytes, rep.Seconds, rep.Messages, p.MessageSize)
+		if rep.Bytes > 0 {
+			fmt.Fprintf(out, "  client CPU: %.2f s/s, %.4f ns per byte\n", rep.CPUSeconds/rep.Seconds, rep.CPUSeconds/float64(rep.Bytes)*1e9)
+		}
+		return res, nil
+	}
+	if !slices.Contains(Workloads(), w.Name()) { // tcp_rr: one transaction in flight
+		l := m.LatencyUs
+		fmt.Fprintf(out, "  %.0f transactions/s: %d in %.3f s, %d errors\n", *m.TransactionsPerS, rep.Transactions, rep.Seconds, rep.Errors)
+		fmt.Fprintf(out, "  latency (us): p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n", l["p50"], l["p90"], l["p99"], l["p99.9"], l["max"])
+		if rep.Transactions > 0 {
+			fmt.Fprintf(out, "  client CPU: %.2f s/s, %.2f us per transaction\n", rep.CPUSeconds/rep.Seconds, rep.CPUSeconds/float64(rep.Transactions)*1e6)
+		}
+		return res, nil
+	}
 	report.LoadStep(out, res, rep.CPUSeconds)
 	return res, nil
 }
@@ -186,8 +214,27 @@ func Serve(ctx context.Context, kind string, port, size, msg int, out io.Writer)
 		fmt.Fprintf(out, "serving nginx (pid %d) on :%d, config %s/nginx.conf; Ctrl-C stops\n", s.PID(), port, dir)
 		<-ctx.Done()
 		s.Stop()
+	case "tcp_rr", "tcp_stream":
+		// the workload's own server half, as the agent runs it in a lab
+		w, err := workload.Get(kind)
+		if err != nil {
+			return err
+		}
+		p := workload.Params{Port: port, MessageSize: msg, Duration: time.Hour, Extra: map[string]string{}}
+		if dl, ok := ctx.Deadline(); ok {
+			p.Duration = time.Until(dl)
+		}
+		w.Defaults(&p)
+		p.MessageSize = msg
+		if err := w.Validate(p); err != nil {
+			return err
+		}
+		_, err = w.Serve(ctx, p, func() {
+			fmt.Fprintf(out, "serving %s on :%d (%d B messages); Ctrl-C stops\n", kind, port, p.MessageSize)
+		})
+		return err
 	default:
-		return fmt.Errorf("server %q; use http, tcp or nginx", kind)
+		return fmt.Errorf("server %q; use http, tcp, nginx, tcp_rr or tcp_stream", kind)
 	}
 	return nil
 }
@@ -244,7 +291,8 @@ func us(d time.Duration) float64 { return float64(d) / 1e3 }
 
 // Usage is `cnperf load`'s.
 const Usage = `usage: cnperf load http_rate|http_qps|tcp_rate URL-or-ADDR [flags]
-       cnperf load serve http|tcp|nginx [--port 8080] [--response-size 350] [--message-size 16]
+       cnperf load tcp_rr|tcp_stream HOST:PORT [--message-size N] [--duration 5s]
+       cnperf load serve http|tcp|nginx|tcp_rr|tcp_stream [--port 8080] [--response-size 350] [--message-size 16]
        cnperf load pace --rate 10000,50000 [--threads 1] [--duration 2s]   (the platform's floor)
 
 Runs cnperf's load engine against any server, outside a lab:
@@ -253,6 +301,8 @@ Runs cnperf's load engine against any server, outside a lab:
   cnperf load http_qps http://127.0.0.1:8080/ --connections 64 --threads 2
   cnperf load tcp_rate 127.0.0.1:5001 --rate 1000 --message-size 16
   cnperf load tcp_rate 127.0.0.1:11111 --rate 1000 --payload sockperf   (a sockperf server)
+  cnperf load tcp_rr 127.0.0.1:5001 --message-size 16          (against cnperf load serve tcp_rr)
+  cnperf load tcp_stream 127.0.0.1:5002 --message-size 131072  (against cnperf load serve tcp_stream)
 and serves cnperf's built-in fixed-size server (or nginx, configured as the
 study did) for other tools to be measured against.`
 

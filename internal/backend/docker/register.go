@@ -16,6 +16,7 @@ func init() {
 		Name:    Name,
 		Summary: "containers on the Docker engine at DOCKER_HOST or the current Docker context, as the docker CLI finds it",
 		Rank:    1,
+		RootFor: ": the docker backend keeps its agents' control sockets in /run/cnperf-docker and reads its containers' counters in /proc",
 		Caps:    []backend.Capability{backend.BuildsHere},
 		New: func(c backend.Config) backend.Backend {
 			return New("", c.Binary(), c.Lab.ID, c.Lab.MTU, c.Logf)

@@ -10,6 +10,7 @@ func init() {
 		Name:    Name,
 		Summary: "a Docker engine per lab host, started by cnperf, a swarm overlay between them",
 		Rank:    2,
+		RootFor: ": the docker-lab backend builds network namespaces",
 		Caps:    []backend.Capability{backend.BuildsHere},
 		New: func(c backend.Config) backend.Backend {
 			return New(c.Lab, c.Binary(), c.Logf)

@@ -313,6 +313,8 @@ func (b *Backend) startAgent(ctx context.Context, l *lab.Lab, pod *lab.Pod, key 
 		}
 		return nil, 0, err
 	}
+	// a job the agent does not answer in time names what became of it
+	c.Health = agent.ProcessHealth(pid)
 	return c, pid, nil
 }
 

@@ -11,6 +11,7 @@ func init() {
 		Name:    Name,
 		Summary: "network namespaces cnperf builds",
 		Rank:    0, // the default
+		RootFor: " to create network namespaces",
 		Caps:    []backend.Capability{backend.BuildsHere, backend.LabNetworks, backend.Tuning, backend.LocalLabs},
 		New: func(c backend.Config) backend.Backend {
 			return New(c.Lab, c.Agent, c.Logf)
