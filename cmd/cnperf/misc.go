@@ -10,6 +10,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/catalog"
 	"github.com/cnperf/cnperf/internal/cleanup"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/report"
 )
@@ -57,28 +58,12 @@ func cmdClean(args []string) error {
 	fs := newFlags("clean")
 	force := fs.Bool("force", false, "also remove the labs of runs that are still going")
 	id := fs.String("id", "", "only this run's leftovers (the id in its namespace names, cnperf-ID-...)")
-	var help []string
-	for _, i := range backend.All() {
-		if i.Cleaner != nil {
-			help = append(help, i.Name+" ("+i.CleanSummary+")")
-		}
-	}
-	be := fs.String("backend", backend.Names()[0], strings.Join(help, ", "))
-	flags := backendFlags(fs, true)
+	be := fs.String("backend", backend.Names()[0], plan.CleanUsage())
+	flags := plan.FlagsOfBackends(fs, true)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	info, err := backend.Get(*be)
-	if err != nil || info.Cleaner == nil {
-		var names []string
-		for _, i := range backend.All() {
-			if i.Cleaner != nil {
-				names = append(names, i.Name)
-			}
-		}
-		return fmt.Errorf("clean --backend %q: use %s", *be, plan.OrList(names))
-	}
-	values, err := plan.BackendFlags([]backend.Info{info}, setValues(fs, flags), "clean ")
+	info, values, err := plan.Cleaner(*be, option.Given(fs, flags))
 	if err != nil {
 		return err
 	}

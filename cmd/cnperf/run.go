@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -43,7 +42,7 @@ func parseRun(args []string) (*runSetup, error) {
 	fs := newFlags("run")
 	var r plan.Request
 	fs.StringVar(&r.Backend, "backend", backend.Names()[0], backend.Usage())
-	beFlags := backendFlags(fs, false)
+	beFlags := plan.FlagsOfBackends(fs, false)
 	fs.StringVar(&r.Suite, "suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
 	fs.BoolVar(&r.Quick, "quick", false, "the suite's short version (fewer rounds, sizes, pods or networks, shorter cells): under 2 minutes on a 2-CPU machine")
 	fs.StringVar(&r.Networks, "networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
@@ -94,7 +93,7 @@ func parseRun(args []string) (*runSetup, error) {
 	if err := plan.CheckExplicit(given); err != nil {
 		return nil, exitcode.With(err, exitcode.Usage)
 	}
-	r.Options, r.Extra, r.BackendFlags = setValues(fs, opts), setValues(fs, extra), setValues(fs, beFlags)
+	r.Options, r.Extra, r.BackendFlags = option.Given(fs, opts), option.Given(fs, extra), option.Given(fs, beFlags)
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -105,17 +104,6 @@ func parseRun(args []string) (*runSetup, error) {
 		return nil, err
 	}
 	return &runSetup{plan: *p, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet, force: *force}, nil
-}
-
-// setValues are the values of flags the user set, by name.
-func setValues(fs *flag.FlagSet, flags map[string]*string) map[string]string {
-	out := map[string]string{}
-	fs.Visit(func(f *flag.Flag) {
-		if v, ok := flags[f.Name]; ok {
-			out[f.Name] = *v
-		}
-	})
-	return out
 }
 
 func cmdRun(args []string) error {
@@ -145,19 +133,4 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 	return session.Execute(ctx, setup.plan, session.Options{Out: setup.out, HTML: setup.html, CSV: setup.csv,
 		CPULatency: setup.cpuLatency, Quiet: setup.quiet, Limit: limit, Version: version, Command: os.Args,
 		Stdout: os.Stdout, Stderr: os.Stderr, Force: setup.force})
-}
-
-// backendFlags registers every backend's own flags (--kubeconfig...):
-// with clean, only those clean takes.
-func backendFlags(fs *flag.FlagSet, clean bool) map[string]*string {
-	out := map[string]*string{}
-	for _, i := range backend.All() {
-		for _, f := range i.Flags {
-			if _, dup := out[f.Name]; dup || (clean && !slices.Contains(i.CleanFlags, f.Name)) {
-				continue
-			}
-			out[f.Name] = fs.String(f.Name, f.Default, f.Help)
-		}
-	}
-	return out
 }

@@ -188,3 +188,15 @@ func FlagVar(fs *flag.FlagSet, name, usage string, isBool bool) *string {
 	fs.Var(optBool{s}, name, usage)
 	return s
 }
+
+// Given are the values of the flags of fs the user set, among flags (as
+// FlagVar or fs.String returned them), by name.
+func Given(fs *flag.FlagSet, flags map[string]*string) map[string]string {
+	out := map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		if v, ok := flags[f.Name]; ok {
+			out[f.Name] = *v
+		}
+	})
+	return out
+}

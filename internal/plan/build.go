@@ -3,6 +3,7 @@ package plan
 import (
 	"cmp"
 	"errors"
+	"flag"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -443,4 +444,49 @@ func CheckExplicit(set map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// FlagsOfBackends registers every backend's own flags (--kubeconfig...)
+// on fs, once each (with clean, only those clean takes), and returns
+// where their values land.
+func FlagsOfBackends(fs *flag.FlagSet, clean bool) map[string]*string {
+	out := map[string]*string{}
+	for _, i := range backend.All() {
+		for _, f := range i.Flags {
+			if _, dup := out[f.Name]; dup || (clean && !slices.Contains(i.CleanFlags, f.Name)) {
+				continue
+			}
+			out[f.Name] = fs.String(f.Name, f.Default, f.Help)
+		}
+	}
+	return out
+}
+
+// CleanUsage is clean's --backend help: what each backend's cleaner removes.
+func CleanUsage() string {
+	var help []string
+	for _, i := range backend.All() {
+		if i.Cleaner != nil {
+			help = append(help, i.Name+" ("+i.CleanSummary+")")
+		}
+	}
+	return strings.Join(help, ", ")
+}
+
+// Cleaner is the registration of the backend clean --backend names, with
+// its flags' values (set: those the user gave; one of another backend is
+// refused).
+func Cleaner(name string, set map[string]string) (backend.Info, map[string]string, error) {
+	info, err := backend.Get(name)
+	if err != nil || info.Cleaner == nil {
+		var names []string
+		for _, i := range backend.All() {
+			if i.Cleaner != nil {
+				names = append(names, i.Name)
+			}
+		}
+		return info, nil, fmt.Errorf("clean --backend %q: use %s", name, OrList(names))
+	}
+	values, err := BackendFlags([]backend.Info{info}, set, "clean ")
+	return info, values, err
 }
