@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -432,29 +431,7 @@ func capture(ns string, dst netip.Addr, c *counts, stop chan struct{}) error {
 // packetSocketIn opens a packet socket (every protocol) inside network
 // namespace ns, from a thread that returns to this one's after.
 func packetSocketIn(ns string) (int, error) {
-	runtime.LockOSThread()
-	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return -1, err
-	}
-	defer unix.Close(orig)
-	target, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return -1, err
-	}
-	defer unix.Close(target)
-	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return -1, err
-	}
-	fd, serr := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
-	if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-		return -1, err // the thread stays locked and dies with its goroutine
-	}
-	runtime.UnlockOSThread()
-	return fd, serr
+	return lab.SocketIn(ns, unix.AF_PACKET, unix.SOCK_RAW, int(htons(unix.ETH_P_ALL)))
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
