@@ -160,3 +160,30 @@ func TestThinCommand(t *testing.T) {
 		t.Errorf("cmd/cnperf has %d lines of non-test Go, want under %d: move what is not flag parsing and dispatch into a package", lines, limit)
 	}
 }
+
+// TestNeedRoot: a test that needs root skips through testutil.NeedRoot
+// (or labtest's), saying what for, never by testing the uid by hand.
+func TestNeedRoot(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") || strings.Contains(path, "/internal/arch/") {
+			return err
+		}
+		n++
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), "Geteuid() != 0") {
+			t.Errorf("%s checks the uid by hand; use testutil.NeedRoot(t, why)", path)
+		}
+		return nil
+	})
+	if err != nil || n < 50 {
+		t.Fatalf("walked %d test files: %v", n, err)
+	}
+}

@@ -173,3 +173,27 @@ func ProcCPUSeconds(pid int) float64 {
 	k, _ := strconv.ParseFloat(f[12], 64) // stime, field 15
 	return (u + k) / 100                  // USER_HZ
 }
+
+// RxBytes is the received-bytes counter of interface dev in process pid's
+// network namespace (/proc/PID/net/dev), or of its loopback when peer
+// shares that namespace: the counter a pod receives a peer's traffic on.
+func RxBytes(pid, peer int, dev string) (uint64, bool) {
+	if SameNetNS(pid, peer) {
+		dev = "lo"
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/dev", pid))
+	if err != nil {
+		return 0, false
+	}
+	return ParseNetDev(string(b), dev)
+}
+
+// SNMP is the kernel's protocol counters of process pid's network
+// namespace (/proc/PID/net/snmp) as "Proto:Name" -> value.
+func SNMP(pid int) (map[string]int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/snmp", pid))
+	if err != nil {
+		return nil, err
+	}
+	return ParseSNMP(string(b)), nil
+}

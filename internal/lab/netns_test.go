@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/testutil"
+
 	"golang.org/x/sys/unix"
 )
 
 // TestInNetNS: f runs in the namespace named, the thread comes back to its
 // own, and a namespace that does not exist is an error naming it.
 func TestInNetNS(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: makes a network namespace (run the tests as root)")
-	}
+	testutil.NeedRoot(t, "it makes a network namespace")
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("needs iproute2")
 	}

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/testutil"
+
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -52,9 +54,7 @@ func Main(m *testing.M) {
 // NeedRoot skips t unless it runs as root with iproute2.
 func NeedRoot(tb testing.TB) {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("needs root: the lab creates network namespaces (run the tests as root)")
-	}
+	testutil.NeedRoot(tb, "the lab creates network namespaces")
 	if _, err := exec.LookPath("ip"); err != nil {
 		tb.Skip("needs iproute2 (apt-get install iproute2)")
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // Need is what ranking a profile needs measured, from its rules: the
@@ -47,7 +48,7 @@ func NeedOf(profile string, candidates []string) (Need, error) {
 		if r.Cells == Services {
 			return declared
 		}
-		return declared && selects(r.Cells, result.CellKey{}, connectionsOf(wl, nil))
+		return declared && selects(r.Cells, result.CellKey{}, workload.ConnectionsOf(wl, nil))
 	}
 	left := slices.Clone(rules)
 	for _, r := range rules {

@@ -272,7 +272,7 @@ func rankPlacement(run *result.Run, profile, pl string, rules []Rule, sums []res
 			if rule.Cells == Services && k.Services != maxSvc[k.Workload] {
 				continue
 			}
-			if !selects(rule.Cells, k, connectionsOf(k.Workload, params[k])) {
+			if !selects(rule.Cells, k, workload.ConnectionsOf(k.Workload, params[k])) {
 				continue
 			}
 			f, ok := figure(k.Workload, rule.Metric, rules)
@@ -549,7 +549,7 @@ func workloadsDeclaring(rules []Rule) []string {
 	var out []string
 	for _, n := range workload.Names() {
 		for _, f := range report.FiguresOf(n) {
-			conn := connectionsOf(n, nil)
+			conn := workload.ConnectionsOf(n, nil)
 			if slices.ContainsFunc(rules, func(r Rule) bool {
 				return r.Metric == f.Key && r.Cells != Services && selects(r.Cells, result.CellKey{}, conn)
 			}) && !slices.Contains(out, n) {
@@ -580,23 +580,4 @@ func figure(wl, key string, rules []Rule) (result.Figure, bool) {
 		}
 	}
 	return result.Figure{}, false
-}
-
-// connectionsOf asks workload wl how the cell with params used connections.
-func connectionsOf(wl string, params map[string]any) workload.Connections {
-	w, err := workload.Get(wl)
-	if err != nil {
-		return workload.Connections{}
-	}
-	cu, ok := w.(workload.ConnectionUser)
-	if !ok {
-		return workload.Connections{}
-	}
-	text := map[string]string{}
-	for k, v := range params {
-		if s, ok := v.(string); ok {
-			text[k] = s
-		}
-	}
-	return cu.Connections(text)
 }

@@ -283,6 +283,26 @@ type ConnectionUser interface {
 	Connections(extra map[string]string) Connections
 }
 
+// ConnectionsOf asks workload wl how a result with params (its
+// Result.Params) used connections; nothing when it does not say.
+func ConnectionsOf(wl string, params map[string]any) Connections {
+	w, err := Get(wl)
+	if err != nil {
+		return Connections{}
+	}
+	cu, ok := w.(ConnectionUser)
+	if !ok {
+		return Connections{}
+	}
+	text := map[string]string{}
+	for k, v := range params {
+		if s, ok := v.(string); ok {
+			text[k] = s
+		}
+	}
+	return cu.Connections(text)
+}
+
 // Bulk is implemented by workloads that move bytes one way (streams, bulk
 // references): for them Params.Direction applies and the receiver's
 // interface counter witnesses the payload that crossed.

@@ -572,15 +572,7 @@ func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool
 	if !d.e.Local || p == nil || q == nil || p.PID == 0 {
 		return 0, false
 	}
-	dev := "eth0"
-	if hostprobe.SameNetNS(p.PID, q.PID) {
-		dev = "lo"
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/dev", p.PID))
-	if err != nil {
-		return 0, false
-	}
-	return hostprobe.ParseNetDev(string(b), dev)
+	return hostprobe.RxBytes(p.PID, q.PID, "eth0")
 }
 
 // SNMP implements backend.SNMPReader: /proc/PID/net/snmp is the pod's
@@ -590,11 +582,7 @@ func (d *Deployment) SNMP(_ context.Context, name string) (map[string]int64, err
 	if !d.e.Local || p == nil || p.PID == 0 {
 		return nil, errors.New("no local pid")
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/snmp", p.PID))
-	if err != nil {
-		return nil, err
-	}
-	return hostprobe.ParseSNMP(string(b)), nil
+	return hostprobe.SNMP(p.PID)
 }
 
 // DaemonCPUSeconds implements backend.DaemonMeter for nat on a local

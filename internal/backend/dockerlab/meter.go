@@ -63,14 +63,7 @@ func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool
 	if d.kind.mode == modeHost {
 		dev = p.en.host.Dev
 	}
-	if hostprobe.SameNetNS(p.PID, q.PID) {
-		dev = "lo"
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/dev", p.PID))
-	if err != nil {
-		return 0, false
-	}
-	return hostprobe.ParseNetDev(string(b), dev)
+	return hostprobe.RxBytes(p.PID, q.PID, dev)
 }
 
 // SNMP implements backend.SNMPReader.
@@ -79,11 +72,7 @@ func (d *Deployment) SNMP(_ context.Context, name string) (map[string]int64, err
 	if p == nil || p.PID == 0 {
 		return nil, fmt.Errorf("no pod %q", name)
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/snmp", p.PID))
-	if err != nil {
-		return nil, err
-	}
-	return hostprobe.ParseSNMP(string(b)), nil
+	return hostprobe.SNMP(p.PID)
 }
 
 // DaemonCPUSeconds implements backend.DaemonMeter: for nat the CPU time

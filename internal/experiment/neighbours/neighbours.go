@@ -31,7 +31,6 @@ import (
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
-	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/spin"
 )
@@ -422,62 +421,12 @@ func setExtra(m *result.Metrics, k string, v float64) {
 // the ratio of its cell's main figure to the quiet cell's, paired by
 // round, with its interval and verdict (VsQuiet).
 func (Neighbours) Finish(run *result.Run) {
-	type cell struct {
-		idx          []int
-		noisy, quiet []float64
-		better       result.Better
-	}
-	quiet := map[result.CellKey]map[int]float64{}
-	cells := map[result.CellKey]*cell{}
-	var order []result.CellKey
-	for i, r := range run.Results {
-		if r.Error != "" || !strings.HasPrefix(r.Step, "neighbours=") {
-			continue
+	pairs.PairByRound(run, func(r result.Result) (result.CellKey, bool, bool) {
+		if !strings.HasPrefix(r.Step, "neighbours=") {
+			return result.CellKey{}, false, false
 		}
-		w, err := workload.Get(r.Workload)
-		if err != nil {
-			continue
-		}
-		f := w.Figures()[0]
-		v, ok := r.Metrics.Value(f.Key)
-		if !ok {
-			continue
-		}
-		k := r.Key()
-		if r.Step == StepQuiet {
-			if quiet[k] == nil {
-				quiet[k] = map[int]float64{}
-			}
-			quiet[k][r.Round] = v
-			continue
-		}
-		c := cells[k]
-		if c == nil {
-			c = &cell{better: f.Better}
-			cells[k] = c
-			order = append(order, k)
-		}
-		c.idx = append(c.idx, i)
-		c.noisy = append(c.noisy, v)
-	}
-	for _, k := range order {
-		c := cells[k]
-		qk := k
+		qk := r.Key()
 		qk.Step = StepQuiet
-		var a, b []float64
-		for j, i := range c.idx {
-			if qv, ok := quiet[qk][run.Results[i].Round]; ok {
-				a, b = append(a, c.noisy[j]), append(b, qv)
-			}
-		}
-		cmp, ok := stats.Paired(a, b, c.better, stats.Default)
-		if !ok {
-			continue
-		}
-		cmp.Against = qk
-		for _, i := range c.idx {
-			cp := cmp
-			run.Results[i].VsQuiet = &cp
-		}
-	}
+		return qk, r.Step == StepQuiet, true
+	}, func(r *result.Result, c result.Comparison) { r.VsQuiet = &c })
 }

@@ -233,22 +233,83 @@ func ByNetwork(p *experiment.Plan) (order []string, placements map[string][]back
 	return order, placements
 }
 
+// Sweep is one variant of every cell of a sweep over the pairs (a
+// message size, a number of flows): how it is labelled and run, and what
+// it sets in the workload's parameters before their defaults (nil: none).
+type Sweep struct {
+	Variant
+	Set func(p *workload.Params)
+}
+
+// SweepUnits is the pairs' deployment per network, with a cell per
+// placement, workload and sweep variant, in that order: the units of the
+// size sweep and of the parallel flows.
+func SweepUnits(p *experiment.Plan, workloads []string, sweeps []Sweep) []sched.Unit {
+	order, byNet := ByNetwork(p)
+	ccpu, scpu := p.CPUs()
+	var units []sched.Unit
+	port := 5201
+	for _, net := range order {
+		topo, prs := Topology(net, byNet[net], ccpu, scpu)
+		u := sched.Unit{Name: net, Backend: p.Backend, Topology: topo, Skip: result.Skip{Network: net}}
+		for _, pr := range prs {
+			for _, name := range workloads {
+				w, _ := workload.Get(name)
+				for _, sw := range sweeps {
+					base := p.Params
+					if sw.Set != nil {
+						sw.Set(&base)
+					}
+					w.Defaults(&base)
+					u.Cells = append(u.Cells, VariantCell(string(pr.Placement)+" "+name+" "+sw.Step, w, base, pr.Placement, pr.Client, pr.Server, p.PinParam(), &port, sw.Variant))
+				}
+			}
+		}
+		units = append(units, u)
+	}
+	return units
+}
+
 // Finish implements experiment.Finisher: with --tuning none and another
 // profile, every tuned result gets the ratio of its cell's main figure to
 // the same cell untuned (tuning=none), paired by round, with its interval
 // and verdict (VsUntuned).
 func (Pairs) Finish(run *result.Run) {
+	PairByRound(run, func(r result.Result) (result.CellKey, bool, bool) {
+		_, prof := tuning.StepOf(r.Step)
+		if prof == "" {
+			return result.CellKey{}, false, false
+		}
+		uk := r.Key()
+		uk.Step = tuning.WithProfile(uk.Step, tuning.None)
+		return uk, prof == tuning.None, true
+	}, func(r *result.Result, c result.Comparison) { r.VsUntuned = &c })
+}
+
+// PairByRound compares cells of run with reference cells measured beside
+// them in the same rounds: every cell's main figure with its reference's,
+// paired by round (stats.Paired: the ratio with its interval and
+// verdict), given to each of the cell's results through set. part says
+// how a result takes part: not at all (ok false), as a reference (ref),
+// or as a cell compared with the reference cell against. The noisy
+// neighbours' cells against the quiet ones and the tuned cells against
+// the untuned ones are both compared so.
+func PairByRound(run *result.Run, part func(r result.Result) (against result.CellKey, ref, ok bool), set func(r *result.Result, c result.Comparison)) {
 	type cell struct {
-		idx    []int
-		vals   []float64
-		better result.Better
+		idx     []int
+		vals    []float64
+		better  result.Better
+		against result.CellKey
 	}
-	untuned := map[result.CellKey]map[int]float64{}
+	refs := map[result.CellKey]map[int]float64{}
 	cells := map[result.CellKey]*cell{}
 	var order []result.CellKey
 	for i, r := range run.Results {
-		_, prof := tuning.StepOf(r.Step)
-		if r.Error != "" || prof == "" {
+		if r.Error != "" {
+			continue
+		}
+		against, ref, ok := part(r)
+		if !ok {
 			continue
 		}
 		w, err := workload.Get(r.Workload)
@@ -261,16 +322,16 @@ func (Pairs) Finish(run *result.Run) {
 			continue
 		}
 		k := r.Key()
-		if prof == tuning.None {
-			if untuned[k] == nil {
-				untuned[k] = map[int]float64{}
+		if ref {
+			if refs[k] == nil {
+				refs[k] = map[int]float64{}
 			}
-			untuned[k][r.Round] = v
+			refs[k][r.Round] = v
 			continue
 		}
 		c := cells[k]
 		if c == nil {
-			c = &cell{better: f.Better}
+			c = &cell{better: f.Better, against: against}
 			cells[k] = c
 			order = append(order, k)
 		}
@@ -279,22 +340,19 @@ func (Pairs) Finish(run *result.Run) {
 	}
 	for _, k := range order {
 		c := cells[k]
-		uk := k
-		uk.Step = tuning.WithProfile(k.Step, tuning.None)
 		var a, b []float64
 		for j, i := range c.idx {
-			if uv, ok := untuned[uk][run.Results[i].Round]; ok {
-				a, b = append(a, c.vals[j]), append(b, uv)
+			if rv, ok := refs[c.against][run.Results[i].Round]; ok {
+				a, b = append(a, c.vals[j]), append(b, rv)
 			}
 		}
 		cmp, ok := stats.Paired(a, b, c.better, stats.Default)
 		if !ok {
 			continue
 		}
-		cmp.Against = uk
+		cmp.Against = c.against
 		for _, i := range c.idx {
-			cp := cmp
-			run.Results[i].VsUntuned = &cp
+			set(&run.Results[i], cmp)
 		}
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/option"
-	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -75,24 +74,7 @@ func (Parallel) Validate(p *experiment.Plan, workloads []string) error {
 // Units implements experiment.Experiment: the pairs' topology, each cell
 // run with --parallel flows.
 func (Parallel) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, error) {
-	order, byNet := pairs.ByNetwork(p)
-	ccpu, scpu := p.CPUs()
-	var units []sched.Unit
-	port := 5201
 	flows := p.Int(pairs.Flows.Name)
 	v := pairs.Variant{Step: Step(flows), Flows: flows}
-	for _, net := range order {
-		topo, prs := pairs.Topology(net, byNet[net], ccpu, scpu)
-		u := sched.Unit{Name: net, Backend: p.Backend, Topology: topo, Skip: result.Skip{Network: net}}
-		for _, pr := range prs {
-			for _, name := range workloads {
-				w, _ := workload.Get(name)
-				base := p.Params
-				w.Defaults(&base)
-				u.Cells = append(u.Cells, pairs.VariantCell(string(pr.Placement)+" "+name+" "+v.Step, w, base, pr.Placement, pr.Client, pr.Server, p.PinParam(), &port, v))
-			}
-		}
-		units = append(units, u)
-	}
-	return units, nil
+	return pairs.SweepUnits(p, workloads, []pairs.Sweep{{Variant: v}}), nil
 }

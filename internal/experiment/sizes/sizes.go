@@ -13,7 +13,6 @@ import (
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/option"
-	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -92,30 +91,14 @@ func (Sizes) Validate(p *experiment.Plan, workloads []string) error {
 // Units implements experiment.Experiment: one deployment per network, a
 // cell per placement, workload and size.
 func (Sizes) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, error) {
-	order, byNet := pairs.ByNetwork(p)
-	ccpu, scpu := p.CPUs()
-	var units []sched.Unit
-	port := 5201
-	for _, net := range order {
-		topo, prs := pairs.Topology(net, byNet[net], ccpu, scpu)
-		u := sched.Unit{Name: net, Backend: p.Backend, Topology: topo, Skip: result.Skip{Network: net}}
-		for _, pr := range prs {
-			for _, name := range workloads {
-				w, _ := workload.Get(name)
-				for _, size := range p.Ints(pairs.Sizes.Name) {
-					base := p.Params
-					base.MessageSize = size
-					w.Defaults(&base)
-					flows := p.Int(pairs.Flows.Name)
-					v := pairs.Variant{Step: Step(size), Flows: flows}
-					if flows > 1 {
-						v.Step += " flows=" + strconv.Itoa(flows)
-					}
-					u.Cells = append(u.Cells, pairs.VariantCell(string(pr.Placement)+" "+name+" "+v.Step, w, base, pr.Placement, pr.Client, pr.Server, p.PinParam(), &port, v))
-				}
-			}
+	flows := p.Int(pairs.Flows.Name)
+	var sweeps []pairs.Sweep
+	for _, size := range p.Ints(pairs.Sizes.Name) {
+		v := pairs.Variant{Step: Step(size), Flows: flows}
+		if flows > 1 {
+			v.Step += " flows=" + strconv.Itoa(flows)
 		}
-		units = append(units, u)
+		sweeps = append(sweeps, pairs.Sweep{Variant: v, Set: func(pp *workload.Params) { pp.MessageSize = size }})
 	}
-	return units, nil
+	return pairs.SweepUnits(p, workloads, sweeps), nil
 }

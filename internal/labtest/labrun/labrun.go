@@ -24,11 +24,14 @@ import (
 
 // Plan returns a plan for cases with short durations and a unique lab id.
 func Plan(tb testing.TB, cases []plan.Case, workloads ...string) plan.Plan {
+	id := lab.NewID()
+	// whatever happens to the test, nothing of its labs stays behind
+	tb.Cleanup(func() { _, _ = lab.CleanRun(id, true) })
 	return plan.Plan{
 		Cases:     cases,
 		Workloads: workloads,
 		Params:    workload.Params{Duration: 400 * time.Millisecond},
-		Lab:       lab.Config{ID: lab.NewID()},
+		Lab:       lab.Config{ID: id},
 		Agent:     []string{labtest.AgentBinary(tb), "agent"},
 	}
 }
@@ -80,7 +83,7 @@ type Options struct {
 // Run builds mode name for real with the given options, runs the workloads
 // on every placement, checks each result is sane and that nothing of the
 // lab survived, and returns the run for further checks.
-func Run(t *testing.T, name string, o Options) *result.Run {
+func Run(t testing.TB, name string, o Options) *result.Run {
 	t.Helper()
 	labtest.NeedRoot(t)
 	m, err := netmode.Get(name)
@@ -128,7 +131,7 @@ func Run(t *testing.T, name string, o Options) *result.Run {
 	return run
 }
 
-type testLog struct{ t *testing.T }
+type testLog struct{ t testing.TB }
 
 func (w testLog) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(b), "\n"))
