@@ -214,6 +214,16 @@ var badInputs = []struct {
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--kubeconfig", "/nonexistent/kubeconfig", "--placement", "same-node,cross-node"}, "--kubeconfig /nonexistent/kubeconfig: no such file or directory; give the cluster's kubeconfig file"},
 	{[]string{"clean", "--backend", "kubernetes", "--kubeconfig", "/nonexistent/kubeconfig"}, "--kubeconfig /nonexistent/kubeconfig: no such file or directory"},
 	{[]string{"clean", "--kubeconfig", "/etc/passwd"}, "--kubeconfig applies to clean --backend kubernetes; drop it"},
+	// issue 27: every output path checked before any work
+	{[]string{"run", "--networks", "host", "--csv", "/etc/hostname"}, "--csv /etc/hostname: not a folder"},
+	{[]string{"run", "--networks", "host", "--openmetrics", "OUT/no/m.prom"}, "does not exist"},
+	{[]string{"run", "--networks", "host", "--ndjson", "/proc/x.ndjson"}, "cannot write under /proc"},
+	{[]string{"report", "../../internal/report/testdata/summaries.json", "--csv", "/etc/hostname"}, "--csv /etc/hostname: not a folder"},
+	{[]string{"report", "../../internal/report/testdata/summaries.json", "--openmetrics", "OUT"}, "not a regular file"},
+	{[]string{"report", "../../internal/report/testdata/summaries.json", "--ndjson", "OUT/no/x.ndjson"}, "does not exist"},
+	{[]string{"report", "../../internal/report/testdata/summaries.json", "--hgrm", "/etc/hostname"}, "--hgrm /etc/hostname: not a folder"},
+	{[]string{"compare", "../../internal/report/testdata/summaries.json", "../../internal/report/testdata/summaries.json", "--json", "OUT/no/c.json"}, "--json"},
+	{[]string{"compare", "../../internal/report/testdata/summaries.json", "../../internal/report/testdata/summaries.json", "--fail-on-regression", "10", "--junit", "/proc/gate.xml"}, "cannot write under /proc"},
 }
 
 // fixHint is how a message names its fix: what to use, give, choose,

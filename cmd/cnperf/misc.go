@@ -18,8 +18,12 @@ import (
 func cmdNetworks(args []string) error {
 	fs := newFlags("networks")
 	verbose := fs.Bool("v", false, "also list each network's options (--mode-opt key=value)")
+	asJSON := fs.Bool("json", false, "print the list as JSON (cnperf/networks/v1): every network, whether this machine can build it, its options")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *asJSON {
+		return catalog.NetworksJSON(os.Stdout)
 	}
 	return catalog.Networks(os.Stdout, *verbose)
 }
@@ -27,8 +31,12 @@ func cmdNetworks(args []string) error {
 func cmdWorkloads(args []string) error {
 	fs := newFlags("workloads")
 	verbose := fs.Bool("v", false, "also each workload's options (its flags) and the figures it reports")
+	asJSON := fs.Bool("json", false, "print the list as JSON (cnperf/workloads/v1): every workload and measure, its figures (which way is better), its options")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *asJSON {
+		return catalog.WorkloadsJSON(os.Stdout)
 	}
 	return catalog.Workloads(os.Stdout, *verbose)
 }
@@ -37,8 +45,11 @@ func cmdReport(args []string) error {
 	fs := newFlags("report FILE...")
 	hgrm := fs.String("hgrm", "", "also write every result's latency distribution as HdrHistogram .hgrm text into this folder")
 	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: A:B (e.g. tcp_stream:iperf3_tcp)")
-	html := fs.String("html", "", "also write a self-contained HTML page with the charts (several files are overlaid)")
-	csvDir := fs.String("csv", "", "also write one CSV per kind of record (results per workload, summaries, skipped, environment) into this folder")
+	var out report.Outputs
+	fs.StringVar(&out.HTML, "html", "", "also write a self-contained HTML page with the charts (several files are overlaid)")
+	fs.StringVar(&out.CSV, "csv", "", "also write one CSV per kind of record (results, params, summaries, skipped, environment; fixed columns, docs/results.md) into this folder")
+	fs.StringVar(&out.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text (one sample per cell and figure) into this file")
+	fs.StringVar(&out.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request (one document per cell and figure) into this file")
 	pool := fs.Bool("pool", false, "pool the rounds of the same cells across the files into one run (each file's rounds renumbered after the previous file's; cells paired by round within each file only) and recompute every verdict")
 	var paths []string
 	rest := args
@@ -51,7 +62,7 @@ func cmdReport(args []string) error {
 	if len(paths) == 0 {
 		return fmt.Errorf("name a results file: cnperf report cnperf-results/run-....json")
 	}
-	return report.Show(os.Stdout, paths, report.ShowOptions{Hgrm: *hgrm, Ratio: *ratio, HTML: *html, CSV: *csvDir, Pool: *pool})
+	return report.Show(os.Stdout, paths, report.ShowOptions{Hgrm: *hgrm, Ratio: *ratio, Outputs: out, Pool: *pool})
 }
 
 func cmdClean(args []string) error {
@@ -87,8 +98,12 @@ func cmdAgent(args []string) error {
 
 func cmdSuites(args []string) error {
 	fs := newFlags("suites")
+	asJSON := fs.Bool("json", false, "print the list as JSON (cnperf/suites/v1): every suite, its workloads, networks, rounds and cells")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *asJSON {
+		return catalog.SuitesJSON(os.Stdout)
 	}
 	return catalog.Suites(os.Stdout)
 }

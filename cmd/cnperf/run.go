@@ -13,6 +13,7 @@ import (
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -30,7 +31,7 @@ func buildCases(networks, placements []string, noBaseline bool) ([]plan.Case, er
 type runSetup struct {
 	plan       plan.Plan
 	out        string
-	html, csv  string // --html, --csv
+	outputs    report.Outputs // --html, --csv, --openmetrics, --ndjson
 	cpuLatency string
 	quiet      bool
 	force      bool // --force: --out may replace a file that is not cnperf's
@@ -55,8 +56,11 @@ func parseRun(args []string) (*runSetup, error) {
 	fs.IntVar(&r.Repeat, "repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
 	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json); an existing file is replaced only if it is a cnperf results file")
 	force := fs.Bool("force", false, "let --out replace an existing file that is not a cnperf results file, or a symlink")
-	htmlOut := fs.String("html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
-	csvDir := fs.String("csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
+	var outputs report.Outputs
+	fs.StringVar(&outputs.HTML, "html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
+	fs.StringVar(&outputs.CSV, "csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
+	fs.StringVar(&outputs.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text into this file (see cnperf report --openmetrics)")
+	fs.StringVar(&outputs.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request into this file (see cnperf report --ndjson)")
 	fs.BoolVar(&r.NoBaseline, "no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	fs.StringVar(&r.LBs, "lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
@@ -103,7 +107,12 @@ func parseRun(args []string) (*runSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runSetup{plan: *p, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet, force: *force}, nil
+	// before anything is built: a bad path found after the run loses nothing
+	// measured, but costs the run's time
+	if err := outputs.Check(); err != nil {
+		return nil, exitcode.With(err, exitcode.Usage)
+	}
+	return &runSetup{plan: *p, out: *out, outputs: outputs, cpuLatency: *cpuLatency, quiet: *quiet, force: *force}, nil
 }
 
 func cmdRun(args []string) error {
@@ -130,7 +139,7 @@ var errTimeLimit = session.ErrTimeLimit
 func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) {
 	ctx, stop := interruptible()
 	defer stop()
-	return session.Execute(ctx, setup.plan, session.Options{Out: setup.out, HTML: setup.html, CSV: setup.csv,
+	return session.Execute(ctx, setup.plan, session.Options{Out: setup.out, Outputs: setup.outputs,
 		CPULatency: setup.cpuLatency, Quiet: setup.quiet, Limit: limit, Version: version, Command: os.Args,
 		Stdout: os.Stdout, Stderr: os.Stderr, Force: setup.force})
 }

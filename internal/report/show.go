@@ -1,32 +1,34 @@
 package report
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/result"
 )
 
-// ShowOptions are `cnperf report`'s: --hgrm, --ratio, --html, --csv and
-// --pool.
+// ShowOptions are `cnperf report`'s: --hgrm, --ratio, the files it
+// writes (--html, --csv, --openmetrics, --ndjson) and --pool.
 type ShowOptions struct {
-	Hgrm, Ratio, HTML, CSV string
-	Pool                   bool
+	Hgrm, Ratio string
+	Outputs     Outputs
+	Pool        bool
 }
 
 // Show reads results files and writes what `cnperf report` shows on w:
 // each run's table (or, with Ratio, two workloads compared), and the
 // files asked for.
 func Show(w io.Writer, paths []string, o ShowOptions) error {
-	if o.HTML != "" {
-		if err := CheckOutFile("--html", o.HTML); err != nil {
-			return err
+	if err := o.Outputs.Check(); err != nil {
+		return exitcode.With(err, exitcode.Usage)
+	}
+	if o.Hgrm != "" {
+		if err := CheckOutDir("--hgrm", o.Hgrm); err != nil {
+			return exitcode.With(err, exitcode.Usage)
 		}
 	}
 	ins, err := ReadRuns(paths)
@@ -76,7 +78,7 @@ func Show(w io.Writer, paths []string, o ShowOptions) error {
 			fmt.Fprintf(w, "wrote %d .hgrm files to %s\n", len(files), o.Hgrm)
 		}
 	}
-	return WriteOutputs(w, o.HTML, o.CSV, ins)
+	return WriteOutputs(w, o.Outputs, ins)
 }
 
 // ReadRuns reads run files; a missing one is named with the fix.
@@ -95,38 +97,12 @@ func ReadRuns(paths []string) ([]Input, error) {
 	return ins, nil
 }
 
-// WriteOutputs writes the HTML page and the CSV files of `report` and
-// `run` when asked for, saying so on w.
-func WriteOutputs(w io.Writer, html, csvDir string, ins []Input) error {
-	if html != "" {
-		var b bytes.Buffer
-		if err := HTML(&b, ins); err != nil {
-			return err
-		}
-		if err := os.WriteFile(html, b.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("--html %s: %v; choose a file in a writable folder", html, err)
-		}
-		fmt.Fprintf(w, "html: %s\n", html)
+// WriteOutputs writes the files of `report` and `run` that were asked
+// for (--html, --csv, --openmetrics, --ndjson), saying so on w.
+func WriteOutputs(w io.Writer, out Outputs, ins []Input) error {
+	lines, err := out.Write(ins)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
 	}
-	if csvDir != "" {
-		files, err := WriteCSV(csvDir, ins)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "csv: %d files in %s\n", len(files), csvDir)
-	}
-	return nil
-}
-
-// CheckOutFile refuses, before any work, an output path whose folder does
-// not exist or that is not a regular file.
-func CheckOutFile(flagName, path string) error {
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("%s %s: folder %s does not exist; create it first or choose another path", flagName, path, dir)
-	}
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return fmt.Errorf("%s %s: not a regular file; choose a file path such as report.html", flagName, path)
-	}
-	return nil
+	return err
 }

@@ -32,10 +32,10 @@ var ErrTimeLimit = errors.New("time limit reached")
 // Options are how a session runs its plan: the files it writes, the CPU
 // latency bound it holds, what it prints and where, how long it may take.
 type Options struct {
-	Out        string // the results file ("" for cnperf-results/run-<time>.json)
-	HTML, CSV  string // --html, --csv ("" for none)
-	CPULatency string // --cpu-latency: µs, off or auto
-	Quiet      bool   // no progress lines
+	Out        string         // the results file ("" for cnperf-results/run-<time>.json)
+	Outputs    report.Outputs // --html, --csv, --openmetrics, --ndjson (checked before)
+	CPULatency string         // --cpu-latency: µs, off or auto
+	Quiet      bool           // no progress lines
 	// Limit, above 0, stops the run after that long (ErrTimeLimit, the
 	// file written with what was measured).
 	Limit   time.Duration
@@ -100,11 +100,6 @@ func Execute(ctx context.Context, plan plan.Plan, o Options) (*result.Run, strin
 	}
 	defer lock.Release()
 	plan.Out = path
-	if o.HTML != "" {
-		if err := report.CheckOutFile("--html", o.HTML); err != nil {
-			return nil, "", err
-		}
-	}
 
 	if limit > 0 {
 		var cancel context.CancelFunc

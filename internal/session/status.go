@@ -106,7 +106,7 @@ func saveAndShow(o Options, run *result.Run, path string, execErr error) error {
 		fmt.Fprintf(o.Stdout, "\nresults: not saved: %v\n", saveErr)
 		return fmt.Errorf("results file %s: %w; the table above is all there is of this run", path, saveErr)
 	}
-	if err := report.WriteOutputs(o.Stdout, o.HTML, o.CSV, []report.Input{report.NewInput(path, run)}); err != nil {
+	if err := report.WriteOutputs(o.Stdout, o.Outputs, []report.Input{report.NewInput(path, run)}); err != nil {
 		return err
 	}
 	return nil
