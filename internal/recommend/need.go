@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -44,7 +43,7 @@ func NeedOf(profile string, candidates []string) (Need, error) {
 	}
 	n := Need{Profile: profile, Covers: map[string][]string{}}
 	covers := func(wl string, r Rule) bool {
-		declared := slices.ContainsFunc(report.FiguresOf(wl), func(f result.Figure) bool { return f.Key == r.Metric })
+		declared := slices.ContainsFunc(workload.FiguresOf(wl), func(f result.Figure) bool { return f.Key == r.Metric })
 		if r.Cells == Services {
 			return declared
 		}

@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -548,7 +547,7 @@ func undecided(profile string, rules []Rule, seen []Candidate) string {
 func workloadsDeclaring(rules []Rule) []string {
 	var out []string
 	for _, n := range workload.Names() {
-		for _, f := range report.FiguresOf(n) {
+		for _, f := range workload.FiguresOf(n) {
 			conn := workload.ConnectionsOf(n, nil)
 			if slices.ContainsFunc(rules, func(r Rule) bool {
 				return r.Metric == f.Key && r.Cells != Services && selects(r.Cells, result.CellKey{}, conn)
@@ -563,7 +562,7 @@ func workloadsDeclaring(rules []Rule) []string {
 // figuresFor is what workload wl declares, and the rules' metrics it does
 // not declare but the table gives a direction.
 func figuresFor(wl string, rules []Rule) []result.Figure {
-	fs := slices.Clone(report.FiguresOf(wl))
+	fs := slices.Clone(workload.FiguresOf(wl))
 	for _, r := range rules {
 		if r.Better != "" && !slices.ContainsFunc(fs, func(f result.Figure) bool { return f.Key == r.Metric }) {
 			_, label, _ := strings.Cut(r.Metric, ".")

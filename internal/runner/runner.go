@@ -15,10 +15,10 @@ import (
 	_ "github.com/cnperf/cnperf/internal/experiment/all" // the experiments
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/plan"
-	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // Execute runs the plan and fills run. It returns ctx's error when cut
@@ -83,6 +83,6 @@ func Execute(ctx context.Context, p plan.Plan, run *result.Run) error {
 			f.Finish(run)
 		}
 	}
-	stats.Summarize(run, report.FiguresOf)
+	stats.Summarize(run, workload.FiguresOf)
 	return err
 }

@@ -360,3 +360,19 @@ func GetMeasure(name string) (Measure, bool) {
 
 // MeasureNames lists the measurements, sorted.
 func MeasureNames() []string { return measures.Names() }
+
+// FiguresOf lists what the workload or measurement name reports, headline
+// first (a registered workload's figures, else a measure's; the
+// transaction rate for a name neither knows). The table, the summaries,
+// compare and recommend all read figures through it.
+func FiguresOf(name string) []result.Figure {
+	if w, err := Get(name); err == nil {
+		if fs := w.Figures(); len(fs) > 0 {
+			return fs
+		}
+	}
+	if m, ok := GetMeasure(name); ok && len(m.Figures) > 0 {
+		return m.Figures
+	}
+	return []result.Figure{result.FigTransactions}
+}
