@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labbench"
 )
 
@@ -36,7 +37,7 @@ func cmdBench(args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if err := preflight(); err != nil {
+	if err := lab.Preflight(); err != nil {
 		return err
 	}
 	ctx, stop := interruptible()

@@ -159,8 +159,8 @@ func (c *chaos) results(min int) *result.Run {
 func (c *chaos) clean() {
 	c.t.Helper()
 	labtest.AssertClean(c.t, c.id)
-	if _, err := os.Stat(lockPath(c.out)); err == nil {
-		c.t.Errorf("lock %s left behind", lockPath(c.out))
+	if _, err := os.Stat(result.LockPath(c.out)); err == nil {
+		c.t.Errorf("lock %s left behind", result.LockPath(c.out))
 	}
 }
 
@@ -326,7 +326,7 @@ func TestChaosDocker(t *testing.T) {
 			if _, err := os.Stat("/run/cnperf-docker/" + c.id); err == nil {
 				t.Errorf("control folder /run/cnperf-docker/%s left", c.id)
 			}
-			if _, err := os.Stat(lockPath(c.out)); err == nil {
+			if _, err := os.Stat(result.LockPath(c.out)); err == nil {
 				t.Error("results lock left")
 			}
 		})

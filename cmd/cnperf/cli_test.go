@@ -17,7 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/plan"
 )
 
 func TestBuildCases(t *testing.T) {
@@ -25,17 +25,17 @@ func TestBuildCases(t *testing.T) {
 		name       string
 		networks   []string
 		placements []string
-		want       []runner.Case
+		want       []plan.Case
 		err        string
 	}{
 		{"natural placement plus baseline", []string{"vxlan"}, nil,
-			[]runner.Case{{Network: "baseline", Placement: netmode.CrossHost}, {Network: "vxlan", Placement: netmode.CrossHost}}, ""},
+			[]plan.Case{{Network: "baseline", Placement: netmode.CrossHost}, {Network: "vxlan", Placement: netmode.CrossHost}}, ""},
 		{"explicit", []string{"host", "vxlan"}, []string{"cross-host"},
-			[]runner.Case{{Network: "baseline", Placement: netmode.CrossHost}, {Network: "host", Placement: netmode.CrossHost}, {Network: "vxlan", Placement: netmode.CrossHost}}, ""},
+			[]plan.Case{{Network: "baseline", Placement: netmode.CrossHost}, {Network: "host", Placement: netmode.CrossHost}, {Network: "vxlan", Placement: netmode.CrossHost}}, ""},
 		{"refused", []string{"bridge"}, []string{"cross-host"}, nil, "single-host"},
 		{"none cross", []string{"none"}, []string{"cross-host"}, nil, "loopback only"},
 		{"same-pod has no baseline", []string{"container"}, nil,
-			[]runner.Case{{Network: "container", Placement: netmode.SamePod}}, ""},
+			[]plan.Case{{Network: "container", Placement: netmode.SamePod}}, ""},
 		{"unknown network", []string{"flanel"}, nil, nil, "unknown network"},
 		{"unknown placement", []string{"vxlan"}, []string{"far"}, nil, "unknown placement"},
 	}
@@ -166,8 +166,8 @@ var badInputs = []struct {
 	{[]string{"run", "--networks", "host", "--workloads", "http_rate", "--neighbours", "busy:2"}, "--neighbours applies to"},
 	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--neighbours", "busy:2", "--parallel", "2"}, "cannot be combined with --neighbours"},
 	{[]string{"run", "--networks", "host", "--workloads", "http_rate", "--parallel", "2"}, "--parallel applies to"},
-	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--pods", "4"}, "apply to the alltoall workload"},
-	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--spread", "balanced"}, "apply to the alltoall workload"},
+	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--pods", "4"}, "applies to the alltoall workload"},
+	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--spread", "balanced"}, "applies to the alltoall workload"},
 	// seed 002's blocking time (issue 12)
 	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--rate", "10k"}, `--rate "10k" for blocking: use one number`},
 	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--connections", "0"}, `--connections "0" for blocking`},
@@ -180,7 +180,7 @@ var badInputs = []struct {
 	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", "study,study"}, "names study twice"},
 	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", "none,"}, "names an empty profile"},
 	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", ","}, "names nothing"},
-	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--tuning", "study"}, "--tuning measures plain pair cells (e.g. tcp_rr, tcp_stream, http_rate, as the seed-latency suite does), not the blocking experiment (blocking)"},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--tuning", "study"}, "--tuning applies to plain pair cells (e.g. tcp_rr, tcp_stream, http_rate, as the seed-latency suite does) only, not the blocking experiment (blocking)"},
 	{[]string{"run", "--networks", "host-gw", "--workloads", "alltoall", "--tuning", "study"}, "not the alltoall experiment (alltoall)"},
 	// the refusal names the knob, not the workload it shares with plain pairs
 	{[]string{"run", "--suite", "sizes", "--tuning", "study"}, "not a --message-size sweep (tcp_stream,udp_stream); drop --tuning"},
@@ -210,10 +210,10 @@ var badInputs = []struct {
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--networks", "vxlan"}, `kubernetes backend has no network "vxlan"`},
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--networks", "baseline", "--placement", "same-pod"}, "on kubernetes, baseline runs cross-host, same-host"},
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--lb", "iptables"}, "on --backend kubernetes use --lb cluster"},
-	{[]string{"run", "--networks", "bridge", "--lb", "cluster"}, "--lb cluster is a Kubernetes cluster's own service proxy; use it with --backend kubernetes"},
+	{[]string{"run", "--networks", "bridge", "--lb", "cluster"}, "--lb cluster is served by --backend kubernetes; use it there"},
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--kubeconfig", "/nonexistent/kubeconfig", "--placement", "same-node,cross-node"}, "--kubeconfig /nonexistent/kubeconfig: no such file or directory; give the cluster's kubeconfig file"},
 	{[]string{"clean", "--backend", "kubernetes", "--kubeconfig", "/nonexistent/kubeconfig"}, "--kubeconfig /nonexistent/kubeconfig: no such file or directory"},
-	{[]string{"clean", "--kubeconfig", "/etc/passwd"}, "apply to clean --backend kubernetes; drop them"},
+	{[]string{"clean", "--kubeconfig", "/etc/passwd"}, "--kubeconfig applies to clean --backend kubernetes; drop it"},
 	// issue 27: every output path checked before any work
 	{[]string{"run", "--networks", "host", "--csv", "/etc/hostname"}, "--csv /etc/hostname: not a folder"},
 	{[]string{"run", "--networks", "host", "--openmetrics", "OUT/no/m.prom"}, "does not exist"},

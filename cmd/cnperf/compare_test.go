@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/stats"
 )
@@ -184,7 +185,7 @@ func TestCompareOneRoundGate(t *testing.T) {
 	var buf bytes.Buffer
 	err := compareMain([]string{f, f, "--fail-on-regression", "10"}, &buf)
 	var ec exitCode
-	if !errors.As(err, &ec) || ec != undecidedExit {
+	if !errors.As(err, &ec) || ec != exitcode.Undecided {
 		t.Fatalf("err %v, want exit 5", err)
 	}
 	msg := err.Error()
@@ -308,7 +309,7 @@ func TestCompareStoredRuns(t *testing.T) {
 	var buf bytes.Buffer
 	err := compareMain([]string{old, newer, "--fail-on-regression", "10"}, &buf)
 	var ec exitCode
-	if !errors.As(err, &ec) || ec != undecidedExit {
+	if !errors.As(err, &ec) || ec != exitcode.Undecided {
 		t.Fatalf("err %v, want exit 5", err)
 	}
 	out := buf.String()

@@ -163,7 +163,7 @@ func FuzzReport(f *testing.F) {
 			os.Remove(f)
 		}
 		rc := stats.CompareRuns(run, run, report.FiguresOf, stats.Default)
-		printComparison(io.Discard, rc, run, run, rc.Gate(0.1))
+		report.PrintComparison(io.Discard, rc, run, run, rc.Gate(0.1))
 		if run.Incomplete && !strings.HasPrefix(out.String(), "incomplete run: ") {
 			t.Fatalf("an incomplete run's report does not start by saying so: %q", out.String())
 		}

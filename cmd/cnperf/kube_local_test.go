@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/testutil"
+
 	"github.com/cnperf/cnperf/internal/result"
 )
 
@@ -41,9 +43,7 @@ func TestLocalKubernetesCluster(t *testing.T) {
 	if os.Getenv(KubeLocalEnv) != "1" {
 		t.Skipf("set %s=1 to bring up the local Kubernetes cluster (scripts/test.sh does once scripts/kube-build.sh has built the binaries)", KubeLocalEnv)
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the local cluster lives in network namespaces and cgroups")
-	}
+	testutil.NeedRoot(t, "the local cluster lives in network namespaces and cgroups")
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

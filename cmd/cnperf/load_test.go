@@ -37,7 +37,7 @@ func TestHoldCPULatency(t *testing.T) {
 				t.Skipf("holding %s needs root and the device", pmqos.Path)
 			}
 			var log bytes.Buffer
-			release, held, err := holdCPULatency(c.spec, &log)
+			release, held, err := pmqos.HoldSpec(c.spec, &log)
 			if release == nil {
 				t.Fatal("release func is nil")
 			}

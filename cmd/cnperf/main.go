@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cnperf/cnperf/internal/exitcode"
+
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
 )
@@ -86,9 +88,6 @@ func main() {
 				if errors.As(err, &ec) {
 					os.Exit(int(ec))
 				}
-				if errors.As(err, new(usageError)) {
-					os.Exit(2)
-				}
 				os.Exit(1)
 			}
 			return
@@ -103,9 +102,7 @@ func main() {
 }
 
 // exitCode lets a command choose its exit status.
-type exitCode int
-
-func (e exitCode) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+type exitCode = exitcode.Code
 
 // newFlags makes a flag set whose errors come back to the caller as one line.
 func newFlags(name string) *flag.FlagSet {

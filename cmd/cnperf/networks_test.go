@@ -3,22 +3,13 @@ package main
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/suite"
 	"github.com/cnperf/cnperf/internal/workload"
 )
-
-// `cnperf networks -v` lists every network's options.
-func TestNetworkOptions(t *testing.T) {
-	var b strings.Builder
-	writeNetworkOptions(&b)
-	golden.Check(t, "networks-options", b.String())
-}
 
 // TestListingsJSON: `networks`, `workloads` and `suites --json` print one
 // JSON document naming every network, workload and suite the tables

@@ -12,12 +12,13 @@ import (
 // cost is a plan's measuring time, roughly: cells × rounds × duration.
 func cost(s *runSetup) time.Duration {
 	p := s.plan
-	pods := p.StartupPods
+	ep := p.ExperimentPlan(nil)
+	pods := ep.Int("startup-pods")
 	if pods == 0 && slices.Contains(p.Workloads, startup.Name) {
 		pods = startup.DefaultPods
 	}
-	n := len(p.Cases) * len(p.Workloads) * max(1, p.Repeat) * max(1, len(p.MessageSizes)) * max(1, len(p.AllToAllPods)) *
-		max(1, len(p.Spreads)) * max(1, len(p.LBs)) * max(1, len(p.Services)) * max(1, len(p.Tunings)) * max(1, pods) * max(1, len(p.Densities))
+	n := len(p.Cases) * len(p.Workloads) * max(1, p.Repeat) * max(1, len(ep.List("message-size"))) * max(1, len(ep.List("pods"))) *
+		max(1, len(ep.List("spread"))) * max(1, len(p.LBs)) * max(1, len(p.Services)) * max(1, len(ep.List("tuning"))) * max(1, pods) * max(1, len(ep.List("density")))
 	return time.Duration(n) * max(p.Params.Duration, time.Second)
 }
 

@@ -11,12 +11,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -49,30 +52,10 @@ type Plan struct {
 	// interleaved within it: set where a backend of the run shares its
 	// services between deployments (backend.SharedServices).
 	PhasedServices bool
-	// StartupPods is how many pods the start-up experiment creates per
-	// round (default 10, the paper's mean of 10).
-	StartupPods int
-	// MessageSizes, when more than one, sweeps every stream and rr
-	// workload over these message sizes (the sizes experiment).
-	MessageSizes []int
-	// Parallel, above 1, runs that many flows at once between each pair
-	// (the parallel experiment).
-	Parallel int
-	// Neighbours are the noisy neighbours beside the measured pairs (the
-	// neighbours experiment), as --neighbours gives them: "busy:5",
-	// "periodic:5:10%", "stream:2".
-	Neighbours string
-	// AllToAllPods are the pod counts of the all-to-all experiment and
-	// Spreads how it places them on two hosts ("1:N-1", "balanced").
-	AllToAllPods []int
-	Spreads      []string
-	// Densities are the idle pods each host carries in the density
-	// experiment, one deployment per count (--density 10,50,110,250).
-	Densities []int
-	// Tunings are the host-tuning profiles (package tuning) every pair
-	// cell is measured with, each a deployment of its own, interleaved:
-	// "none,study" measures the study's tuning against none.
-	Tunings []string
+	// Options are the experiments' own options (each declared by the
+	// experiments that take it, Optioner), as text by name: "parallel":
+	// "4", "pods": "2,4,8". An option not set is absent.
+	Options map[string]string
 	Backend backend.Backend
 	Log     io.Writer
 }
@@ -119,36 +102,148 @@ type Measurer interface {
 	Measures() map[string]string
 }
 
-// FlagTaker is implemented by an experiment that takes a `cnperf run`
-// flag of its own (the start-up experiment's --startup-pods): a run that
-// sets the flag without selecting the experiment is refused, not run with
-// the flag silently ignored.
-type FlagTaker interface {
-	TakesFlag(name string) bool
+// Optioner is implemented by an experiment that takes options of its
+// own (`cnperf run --parallel 4`): each is a flag of `cnperf run`, a knob a
+// suite sets by name, and a value the experiment reads from Plan.Options
+// and checks in its Validate. Several experiments may take one option
+// (--parallel: parallel flows, and a size sweep's).
+type Optioner interface {
+	Options() []option.Spec
 }
 
-// CheckFlag refuses flag name, set by the user, when no experiment of
-// shares takes it, naming what it applies to.
-func CheckFlag(shares []Share, name string) error {
-	for _, sh := range shares {
-		if t, ok := sh.Experiment.(FlagTaker); ok && t.TakesFlag(name) {
-			return nil
+// Selector is implemented by an experiment that a plan selects by an
+// option rather than by a workload's name: it says what, for a message
+// that refuses an option it cannot take ("a --message-size sweep").
+type Selector interface {
+	SelectedBy() string
+}
+
+// Option is the text of option name, "" when not set.
+func (p *Plan) Option(name string) string { return p.Options[name] }
+
+// Int is option name as a number, 0 when not set (Validate has checked it).
+func (p *Plan) Int(name string) int {
+	n, _ := strconv.Atoi(strings.TrimSpace(p.Options[name]))
+	return n
+}
+
+// Ints is option name as a list of numbers, nil when not set.
+func (p *Plan) Ints(name string) []int {
+	var out []int
+	for _, f := range p.List(name) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
 		}
 	}
-	var takers []string
+	return out
+}
+
+// List is option name as a comma-separated list, nil when not set.
+func (p *Plan) List(name string) []string {
+	var out []string
+	for _, f := range strings.Split(p.Options[name], ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// OptionsOf lists the options of e (none when it takes none).
+func OptionsOf(e Experiment) []option.Spec {
+	if o, ok := e.(Optioner); ok {
+		return o.Options()
+	}
+	return nil
+}
+
+// Options lists every option an experiment takes, once each (the first
+// declaration's), in claiming order: `cnperf run` registers a flag for each.
+func Options() []option.Spec {
+	var out []option.Spec
 	for _, e := range All() {
-		if t, ok := e.(FlagTaker); ok && t.TakesFlag(name) {
-			if m, ok := e.(Measurer); ok {
-				for n := range m.Measures() {
-					takers = append(takers, n)
-				}
-			} else {
-				takers = append(takers, "--"+e.Name()) // an experiment chosen by its flag
+		for _, s := range OptionsOf(e) {
+			if _, dup := option.Find(out, s.Name); !dup {
+				out = append(out, s)
 			}
 		}
 	}
+	return out
+}
+
+// Takers says what takes option name, for messages: the measurements of
+// an experiment selected like a workload (startup), else what the
+// option's declaration says it applies to.
+func Takers(name string) string {
+	var takers []string
+	for _, e := range All() {
+		s, ok := option.Find(OptionsOf(e), name)
+		if !ok {
+			continue
+		}
+		if m, ok := e.(Measurer); ok {
+			for n := range m.Measures() {
+				takers = append(takers, n)
+			}
+		} else if s.AppliesTo != "" {
+			takers = append(takers, s.AppliesTo)
+		} else {
+			takers = append(takers, "--"+e.Name())
+		}
+	}
 	sort.Strings(takers)
-	return fmt.Errorf("--%s applies to %s only; select one with --workloads (or its flag) or drop --%s", name, strings.Join(takers, ", "), name)
+	return strings.Join(slices.Compact(takers), ", ")
+}
+
+// CheckOptions checks the options of p against the shares it was split
+// into. An option the user set (explicit) that no share's experiment
+// takes is refused, naming what takes it; one a suite set is dropped
+// there (the suite's knob for workloads the user replaced). An option
+// that must stand alone (Spec.Alone) is refused beside a share that does
+// not take it. It returns the options to run with.
+func CheckOptions(p *Plan, shares []Share, explicit map[string]bool) (map[string]string, error) {
+	out := map[string]string{}
+	names := make([]string, 0, len(p.Options))
+	for n := range p.Options {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		var takers, others []Share
+		var spec option.Spec
+		for _, sh := range shares {
+			if s, ok := option.Find(OptionsOf(sh.Experiment), n); ok {
+				takers, spec = append(takers, sh), s
+			} else {
+				others = append(others, sh)
+			}
+		}
+		if len(takers) == 0 {
+			var ok bool
+			if spec, ok = option.Find(Options(), n); !ok {
+				return nil, fmt.Errorf("--%s is no experiment's option", n)
+			}
+		}
+		if spec.Alone && len(others) > 0 {
+			if !explicit[n] {
+				continue
+			}
+			sh := others[0]
+			what := "the " + sh.Experiment.Name() + " experiment"
+			if s, ok := sh.Experiment.(Selector); ok {
+				what = s.SelectedBy()
+			}
+			return nil, fmt.Errorf("--%s applies to %s only, not %s (%s); drop --%s or run them separately", n, spec.AppliesTo, what, strings.Join(sh.Workloads, ","), n)
+		}
+		if len(takers) == 0 {
+			if !explicit[n] {
+				continue
+			}
+			return nil, fmt.Errorf("--%s applies to %s only; select one with --workloads (or its flag) or drop --%s", n, Takers(n), n)
+		}
+		out[n] = p.Options[n]
+	}
+	return out, nil
 }
 
 var (

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,30 +22,68 @@ import (
 // run left there.
 func RunCgroup(id string) string { return Prefix + id }
 
-// cgroupRoots lists the mount points of the cgroup hierarchies, v1 and v2.
-func cgroupRoots() []string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
+// CgroupMount is one cgroup hierarchy of the machine.
+type CgroupMount struct {
+	Point string // /sys/fs/cgroup/cpu
+	Type  string // cgroup (v1) or cgroup2
+	// Options are the mount's super options: a v1 hierarchy's controllers
+	// and name ("cpu", "cpuacct", "name=systemd") among rw and the like.
+	Options []string
+}
+
+// ParseCgroupMounts reads the cgroup hierarchies of a mountinfo text
+// (/proc/PID/mountinfo), each mount point once, in their order.
+func ParseCgroupMounts(r io.Reader) []CgroupMount {
+	var out []CgroupMount
 	seen := map[string]bool{}
-	var roots []string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS
 		pre, post, ok := strings.Cut(sc.Text(), " - ")
 		if !ok {
 			continue
 		}
-		fields, typ := strings.Fields(pre), strings.Fields(post)
-		if len(fields) < 5 || len(typ) == 0 || (typ[0] != "cgroup" && typ[0] != "cgroup2") {
+		f, t := strings.Fields(pre), strings.Fields(post)
+		if len(f) < 5 || len(t) == 0 || (t[0] != "cgroup" && t[0] != "cgroup2") || seen[f[4]] {
 			continue
 		}
-		if mp := fields[4]; !seen[mp] {
-			seen[mp] = true
-			roots = append(roots, mp)
+		seen[f[4]] = true
+		m := CgroupMount{Point: f[4], Type: t[0]}
+		if len(t) >= 3 {
+			m.Options = strings.Split(t[2], ",")
 		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// CgroupMounts are this machine's cgroup hierarchies, v1 and v2, as this
+// process sees them. It is the one reader of cgroup mounts of cnperf.
+func CgroupMounts() []CgroupMount {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	return ParseCgroupMounts(f)
+}
+
+// Cgroup2Mount is where the cgroup v2 hierarchy is mounted, "" when it is
+// not.
+func Cgroup2Mount() string {
+	for _, m := range CgroupMounts() {
+		if m.Type == "cgroup2" {
+			return m.Point
+		}
+	}
+	return ""
+}
+
+// cgroupRoots lists the mount points of the cgroup hierarchies, v1 and v2.
+func cgroupRoots() []string {
+	var roots []string
+	for _, m := range CgroupMounts() {
+		roots = append(roots, m.Point)
 	}
 	return roots
 }

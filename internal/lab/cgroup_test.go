@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/testutil"
 )
 
 // pidsRoot is a hierarchy a test process can be moved into without setting
@@ -29,9 +31,7 @@ func pidsRoot(t *testing.T) string {
 // its processes and pods) is emptied and removed by CleanRun; a live run's
 // is kept unless forced.
 func TestCleanRunCgroup(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: it creates cgroups")
-	}
+	testutil.NeedRoot(t, "it creates cgroups")
 	root := pidsRoot(t)
 	for _, live := range []bool{false, true} {
 		t.Run(fmt.Sprint("live=", live), func(t *testing.T) {

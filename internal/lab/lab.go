@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -789,6 +790,28 @@ func removeNS(ctx context.Context, ex Executor, nl *iproute.Netlink, ns string) 
 			return nil
 		}
 		return fmt.Errorf("removing namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// Sysctls are set in every lab namespace (the lab's hosts and pods, and
+// docker-lab's engines in them), as the studies tuned their hosts for many
+// short connections.
+var Sysctls = [][2]string{
+	{"net.ipv4.ip_local_port_range", "1024 65000"},
+	{"net.ipv4.tcp_tw_reuse", "1"},
+}
+
+// Preflight checks what every run on this machine needs, before anything is built.
+func Preflight() error {
+	if os.Geteuid() != 0 {
+		return errors.New("needs root to create network namespaces; run it as root (sudo cnperf run ...)")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return errors.New("needs the ip command; install it (apt-get install iproute2)")
+	}
+	if _, err := os.Stat("/proc/self/ns/net"); err != nil {
+		return errors.New("this kernel has no network namespaces (CONFIG_NET_NS); cnperf's lab needs them")
 	}
 	return nil
 }

@@ -14,10 +14,10 @@ import (
 // server pod on h1 and on h2 where the mode allows those placements, and the
 // address each placement dials. It compares the command text with
 // testdata/NAME.golden (go test -update rewrites it).
-func Golden(t *testing.T, name string) { GoldenWith(t, name, nil, name) }
+func Golden(t testing.TB, name string) { GoldenWith(t, name, nil, name) }
 
 // GoldenWith is Golden with mode options, compared with testdata/FILE.golden.
-func GoldenWith(t *testing.T, name string, opts map[string]string, file string) {
+func GoldenWith(t testing.TB, name string, opts map[string]string, file string) {
 	t.Helper()
 	m, err := netmode.Get(name)
 	if err != nil {
@@ -30,7 +30,7 @@ func GoldenWith(t *testing.T, name string, opts map[string]string, file string) 
 // test replaced, say) recording into rec, whose Outputs are what the
 // recorded commands return (a daemon's status, a route read back); nil
 // rec records into a fresh Recorder.
-func GoldenMode(t *testing.T, m netmode.Mode, opts map[string]string, rec *lab.Recorder, file string) {
+func GoldenMode(t testing.TB, m netmode.Mode, opts map[string]string, rec *lab.Recorder, file string) {
 	t.Helper()
 	if rec == nil {
 		rec = &lab.Recorder{}
@@ -83,14 +83,14 @@ func GoldenMode(t *testing.T, m netmode.Mode, opts map[string]string, rec *lab.R
 
 // CompareGolden compares got with the file at path, or rewrites it with
 // -update (see package golden).
-func CompareGolden(t *testing.T, path, got string) {
+func CompareGolden(t testing.TB, path, got string) {
 	t.Helper()
 	golden.Compare(t, path, got)
 }
 
 // SetupError runs mode name's Setup in a recording lab (no root) with the
 // given options and returns its error, for option validation tests.
-func SetupError(t *testing.T, name string, opts map[string]string) error {
+func SetupError(t testing.TB, name string, opts map[string]string) error {
 	t.Helper()
 	m, err := netmode.Get(name)
 	if err != nil {

@@ -1,12 +1,12 @@
-// Package labtest holds the root integration test every network mode runs:
-// build the mode in a fresh lab, check connectivity for every placement it
-// allows with short workloads whose results must be sane, check that the
-// placements it refuses are refused with a reason, and check that teardown
-// left nothing behind.
+// Package labtest holds what the lab's root tests share: skipping without
+// root (NeedRoot), the cnperf binary the agents run (AgentBinary, Main),
+// checking that a result is sane and that a lab left nothing behind, and
+// the golden files of the commands a network mode runs. It runs no plan:
+// package labtest/labrun does (the standard test every network mode
+// runs), so a test of these helpers compiles no runner and no backend.
 package labtest
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,12 +16,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/cnperf/cnperf/internal/testutil"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/result"
-	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/workload"
 	_ "github.com/cnperf/cnperf/internal/workload/all" // every workload
 )
@@ -55,9 +54,7 @@ func Main(m *testing.M) {
 // NeedRoot skips t unless it runs as root with iproute2.
 func NeedRoot(tb testing.TB) {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("needs root: the lab creates network namespaces (run the tests as root)")
-	}
+	testutil.NeedRoot(tb, "the lab creates network namespaces")
 	if _, err := exec.LookPath("ip"); err != nil {
 		tb.Skip("needs iproute2 (apt-get install iproute2)")
 	}
@@ -94,17 +91,6 @@ type buildError struct {
 
 func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 
-// Plan returns a plan for cases with short durations and a unique lab id.
-func Plan(tb testing.TB, cases []runner.Case, workloads ...string) runner.Plan {
-	return runner.Plan{
-		Cases:     cases,
-		Workloads: workloads,
-		Params:    workload.Params{Duration: 400 * time.Millisecond},
-		Lab:       lab.Config{ID: lab.NewID()},
-		Agent:     []string{AgentBinary(tb), "agent"},
-	}
-}
-
 // OfRun reports whether lab id belongs to run: the run's first lab has
 // the run id itself, the labs beside it the run id, "s" and a number.
 func OfRun(id, run string) bool { return lab.OfRun(id, run) }
@@ -140,108 +126,6 @@ func siblings(id string) []string {
 		out = append(out, id+"s"+strconv.Itoa(i))
 	}
 	return out
-}
-
-// Mode is the standard integration test of one network mode.
-func Mode(t *testing.T, name string) {
-	NeedRoot(t)
-	m, err := netmode.Get(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := netmode.Check(m); err != nil {
-		t.Skipf("this machine cannot build %s: %v", name, err)
-	}
-	for _, p := range netmode.AllPlacements {
-		ok, why := netmode.Allows(m, p)
-		if !ok {
-			if why == "" {
-				t.Errorf("%s refuses %s without a reason", name, p)
-			}
-			continue
-		}
-		t.Run(string(p), func(t *testing.T) {
-			plan := Plan(t, []runner.Case{{Network: name, Placement: p}}, "tcp_rr", "tcp_stream", "udp_rr")
-			run := &result.Run{Environment: result.CaptureHost()}
-			err := runner.Execute(context.Background(), plan, run)
-			AssertClean(t, plan.Lab.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(run.Results) != 3 {
-				t.Fatalf("got %d results, want 3", len(run.Results))
-			}
-			for _, r := range run.Results {
-				CheckSane(t, r)
-			}
-		})
-	}
-}
-
-// Options tune Run.
-type Options struct {
-	Lab        lab.Config // ID is set by Run
-	Duration   time.Duration
-	Workloads  []string            // default tcp_rr, tcp_stream
-	Placements []netmode.Placement // default: every placement the mode allows
-}
-
-// Run builds mode name for real with the given options, runs the workloads
-// on every placement, checks each result is sane and that nothing of the
-// lab survived, and returns the run for further checks.
-func Run(t *testing.T, name string, o Options) *result.Run {
-	t.Helper()
-	NeedRoot(t)
-	m, err := netmode.Get(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := netmode.CheckOpts(m, o.Lab.ModeOptions); err != nil {
-		t.Skipf("this machine cannot build %s: %v", name, err)
-	}
-	if len(o.Workloads) == 0 {
-		o.Workloads = []string{"tcp_rr", "tcp_stream"}
-	}
-	if len(o.Placements) == 0 {
-		o.Placements = m.Placements()
-	}
-	var cases []runner.Case
-	for _, p := range o.Placements {
-		cases = append(cases, runner.Case{Network: name, Placement: p})
-	}
-	plan := Plan(t, cases, o.Workloads...)
-	id := plan.Lab.ID
-	plan.Lab = o.Lab
-	plan.Lab.ID = id
-	if o.Duration > 0 {
-		plan.Params.Duration = o.Duration
-	}
-	plan.Log = testLog{t}
-	run := &result.Run{Environment: result.CaptureHost()}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	err = runner.Execute(ctx, plan, run)
-	AssertClean(t, id)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if len(run.Skipped) > 0 {
-		t.Fatalf("%s skipped: %s", name, run.Skipped[0].Reason)
-	}
-	if want := len(o.Placements) * len(o.Workloads); len(run.Results) != want {
-		t.Fatalf("%s: %d results, want %d", name, len(run.Results), want)
-	}
-	for _, r := range run.Results {
-		CheckSane(t, r)
-	}
-	return run
-}
-
-type testLog struct{ t *testing.T }
-
-func (w testLog) Write(b []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(b), "\n"))
-	return len(b), nil
 }
 
 // ProcsMentioning lists processes whose command line mentions the path s:

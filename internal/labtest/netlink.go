@@ -21,7 +21,7 @@ import (
 // with their details, addresses, routes, permanent neighbours, FDB
 // entries and the sysctls the lab sets. So what the record says is what
 // netlink did.
-func NetlinkMatchesCommands(t *testing.T, name string, opts map[string]string) {
+func NetlinkMatchesCommands(t testing.TB, name string, opts map[string]string) {
 	t.Helper()
 	NeedRoot(t)
 	m, err := netmode.Get(name)
@@ -43,7 +43,7 @@ func NetlinkMatchesCommands(t *testing.T, name string, opts map[string]string) {
 
 // buildState builds the layout and returns its state dump and its
 // commands, the lab id replaced by "ID".
-func buildState(t *testing.T, name string, opts map[string]string, commands bool) (state, cmds string) {
+func buildState(t testing.TB, name string, opts map[string]string, commands bool) (state, cmds string) {
 	t.Helper()
 	m, _ := netmode.Get(name)
 	id := lab.NewID()
@@ -53,6 +53,7 @@ func buildState(t *testing.T, name string, opts map[string]string, commands bool
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = l.Teardown() }) // harmless after the one below
 	defer func() {
 		if err := l.Teardown(); err != nil {
 			t.Error(err)
@@ -108,7 +109,7 @@ var volatile = []*regexp.Regexp{
 
 // nsState is a namespace's network configuration as text, volatile
 // parts masked, lines sorted.
-func nsState(t *testing.T, ns string) string {
+func nsState(t testing.TB, ns string) string {
 	t.Helper()
 	var lines []string
 	for _, args := range [][]string{

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/testutil"
 )
 
 func TestConfig(t *testing.T) {
@@ -42,9 +43,7 @@ func TestCPUMask(t *testing.T) {
 // Start serves the file of the requested size, and Stop leaves no nginx
 // process behind.
 func TestStartServeStop(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("nginx runs as root (user root in its config); run as root")
-	}
+	testutil.NeedRoot(t, "nginx runs as root (user root in its config)")
 	if _, err := Binary(); err != nil {
 		t.Skip(err)
 	}

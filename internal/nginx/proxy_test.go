@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/testutil"
 )
 
 func TestProxyConfig(t *testing.T) {
@@ -76,9 +78,7 @@ func TestReadProxyLog(t *testing.T) {
 // A real nginx balances requests at random over two backends and logs,
 // for each, the backend and its times.
 func TestProxyServes(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("nginx runs as root (user root in its config); run as root")
-	}
+	testutil.NeedRoot(t, "nginx runs as root (user root in its config)")
 	if _, err := Binary(); err != nil {
 		t.Skip(err)
 	}

@@ -6,6 +6,7 @@
 package option
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -26,6 +27,7 @@ const (
 	Duration Kind = "duration"
 	Enum     Kind = "enum" // one of Values
 	List     Kind = "list" // comma-separated strings
+	Ints     Kind = "ints" // comma-separated positive whole numbers
 )
 
 // Spec declares one option.
@@ -35,6 +37,15 @@ type Spec struct {
 	Default string   // as text; "" when there is none
 	Help    string   // one line
 	Values  []string // the allowed values of an Enum
+	// Example is a good value, for the error that refuses a bad one
+	// ("--pods 2,4,8").
+	Example string
+	// AppliesTo says what takes the option, for the error when it is set
+	// but nothing selected takes it ("the alltoall workload").
+	AppliesTo string
+	// Alone: when set, every part of the run must take it (a run whose
+	// other parts would ignore it is refused, not half applied).
+	Alone bool
 }
 
 // Check validates one value against the spec.
@@ -58,6 +69,12 @@ func (s Spec) Check(v string) error {
 	case Duration:
 		if _, err := time.ParseDuration(v); err != nil {
 			return bad("a duration such as 5s or 200ms")
+		}
+	case Ints:
+		for _, f := range strings.Split(v, ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(f)); err != nil || n <= 0 {
+				return bad("positive whole numbers, comma-separated")
+			}
 		}
 	case Enum:
 		for _, ok := range s.Values {
@@ -135,4 +152,51 @@ func Describe(w io.Writer, indent string, specs []Spec) {
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// optBool is a workload switch: unset (""), or "true"/"false" once given,
+// so that --max-rate-search alone works and an absent flag stays absent.
+type optBool struct{ s *string }
+
+func (b optBool) String() string {
+	if b.s == nil {
+		return ""
+	}
+	return *b.s
+}
+
+func (b optBool) Set(v string) error {
+	x, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("%q is not true or false", v)
+	}
+	*b.s = strconv.FormatBool(x)
+	return nil
+}
+
+func (b optBool) IsBoolFlag() bool { return true }
+
+// FlagVar registers an option as a flag of fs and returns where its text
+// lands: a string flag, or for a switch (isBool) a flag that is "" until
+// given, then "true" or "false", so that --max-rate-search alone works and
+// an absent switch stays absent.
+func FlagVar(fs *flag.FlagSet, name, usage string, isBool bool) *string {
+	if !isBool {
+		return fs.String(name, "", usage)
+	}
+	s := new(string)
+	fs.Var(optBool{s}, name, usage)
+	return s
+}
+
+// Given are the values of the flags of fs the user set, among flags (as
+// FlagVar or fs.String returned them), by name.
+func Given(fs *flag.FlagSet, flags map[string]*string) map[string]string {
+	out := map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		if v, ok := flags[f.Name]; ok {
+			out[f.Name] = *v
+		}
+	})
+	return out
 }

@@ -9,7 +9,9 @@ package pmqos
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 )
 
 // Path is the kernel's CPU latency QoS device.
@@ -46,4 +48,36 @@ func Current() int {
 		return -1
 	}
 	return int(int32(binary.NativeEndian.Uint32(b[:])))
+}
+
+// HoldSpec applies --cpu-latency: "off" holds nothing, "auto" holds
+// 0 µs where the kernel offers /dev/cpu_dma_latency (a note on log where it
+// does not), a number holds that bound or fails. It returns the release
+// func and the bound held (nil when none), as recorded in
+// environment.cpu_latency_us.
+func HoldSpec(spec string, log io.Writer) (release func(), held *int, err error) {
+	nop := func() {}
+	switch spec {
+	case "off":
+		return nop, nil, nil
+	case "auto", "":
+		rel, err := Hold(0)
+		if err != nil {
+			if log != nil {
+				fmt.Fprintf(log, "note: no CPU latency bound held (%v); round trips include idle-state exits\n", err)
+			}
+			return nop, nil, nil
+		}
+		zero := 0
+		return rel, &zero, nil
+	}
+	us, err := strconv.Atoi(spec)
+	if err != nil || us < 0 {
+		return nop, nil, fmt.Errorf("--cpu-latency %q: want microseconds, off or auto", spec)
+	}
+	rel, err := Hold(us)
+	if err != nil {
+		return nop, nil, err
+	}
+	return rel, &us, nil
 }

@@ -3,12 +3,12 @@ package pmqos
 import (
 	"os"
 	"testing"
+
+	"github.com/cnperf/cnperf/internal/testutil"
 )
 
 func TestHoldAndRelease(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to open " + Path)
-	}
+	testutil.NeedRoot(t, "it opens "+Path)
 	if _, err := os.Stat(Path); err != nil {
 		t.Skip(Path + " absent on this kernel")
 	}

@@ -237,3 +237,15 @@ func WriteRules(w io.Writer) {
 		fmt.Fprintf(w, "  %-32s %s\n", n, constraintHelp[k])
 	}
 }
+
+// CheckProfile checks a profile's name (required) and parses the
+// constraints given with it.
+func CheckProfile(profile, constraints string) ([]Constraint, error) {
+	if profile == "" {
+		return nil, fmt.Errorf("--profile is required: one of %s", strings.Join(Profiles(), ", "))
+	}
+	if !slices.Contains(Profiles(), profile) {
+		return nil, fmt.Errorf("unknown profile %q; use one of %s", profile, strings.Join(Profiles(), ", "))
+	}
+	return ParseConstraints(constraints)
+}

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // Need is what ranking a profile needs measured, from its rules: the
@@ -43,11 +43,11 @@ func NeedOf(profile string, candidates []string) (Need, error) {
 	}
 	n := Need{Profile: profile, Covers: map[string][]string{}}
 	covers := func(wl string, r Rule) bool {
-		declared := slices.ContainsFunc(report.FiguresOf(wl), func(f result.Figure) bool { return f.Key == r.Metric })
+		declared := slices.ContainsFunc(workload.FiguresOf(wl), func(f result.Figure) bool { return f.Key == r.Metric })
 		if r.Cells == Services {
 			return declared
 		}
-		return declared && selects(r.Cells, result.CellKey{}, connectionsOf(wl, nil))
+		return declared && selects(r.Cells, result.CellKey{}, workload.ConnectionsOf(wl, nil))
 	}
 	left := slices.Clone(rules)
 	for _, r := range rules {

@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -272,7 +271,7 @@ func rankPlacement(run *result.Run, profile, pl string, rules []Rule, sums []res
 			if rule.Cells == Services && k.Services != maxSvc[k.Workload] {
 				continue
 			}
-			if !selects(rule.Cells, k, connectionsOf(k.Workload, params[k])) {
+			if !selects(rule.Cells, k, workload.ConnectionsOf(k.Workload, params[k])) {
 				continue
 			}
 			f, ok := figure(k.Workload, rule.Metric, rules)
@@ -548,8 +547,8 @@ func undecided(profile string, rules []Rule, seen []Candidate) string {
 func workloadsDeclaring(rules []Rule) []string {
 	var out []string
 	for _, n := range workload.Names() {
-		for _, f := range report.FiguresOf(n) {
-			conn := connectionsOf(n, nil)
+		for _, f := range workload.FiguresOf(n) {
+			conn := workload.ConnectionsOf(n, nil)
 			if slices.ContainsFunc(rules, func(r Rule) bool {
 				return r.Metric == f.Key && r.Cells != Services && selects(r.Cells, result.CellKey{}, conn)
 			}) && !slices.Contains(out, n) {
@@ -563,7 +562,7 @@ func workloadsDeclaring(rules []Rule) []string {
 // figuresFor is what workload wl declares, and the rules' metrics it does
 // not declare but the table gives a direction.
 func figuresFor(wl string, rules []Rule) []result.Figure {
-	fs := slices.Clone(report.FiguresOf(wl))
+	fs := slices.Clone(workload.FiguresOf(wl))
 	for _, r := range rules {
 		if r.Better != "" && !slices.ContainsFunc(fs, func(f result.Figure) bool { return f.Key == r.Metric }) {
 			_, label, _ := strings.Cut(r.Metric, ".")
@@ -580,23 +579,4 @@ func figure(wl, key string, rules []Rule) (result.Figure, bool) {
 		}
 	}
 	return result.Figure{}, false
-}
-
-// connectionsOf asks workload wl how the cell with params used connections.
-func connectionsOf(wl string, params map[string]any) workload.Connections {
-	w, err := workload.Get(wl)
-	if err != nil {
-		return workload.Connections{}
-	}
-	cu, ok := w.(workload.ConnectionUser)
-	if !ok {
-		return workload.Connections{}
-	}
-	text := map[string]string{}
-	for k, v := range params {
-		if s, ok := v.(string); ok {
-			text[k] = s
-		}
-	}
-	return cu.Connections(text)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // Input is one run file given to the HTML report or the CSV export: Name
@@ -615,7 +616,7 @@ func servicesSection(ins []Input) section {
 			if !ok {
 				continue
 			}
-			conn := connectionsOf(r.Workload, r.Params)
+			conn := workload.ConnectionsOf(r.Workload, r.Params)
 			g := grp{r.Workload, conn.Style}
 			if charts[g] == nil {
 				title := r.Workload

@@ -105,8 +105,8 @@ func Neighbours(w io.Writer, run *result.Run) {
 		a := by[k]
 		kept := "-"
 		bk := k
-		bk.Network = "baseline"
-		if b := by[bk]; b != nil && k.Network != "baseline" {
+		bk.Network = result.BaselineNetwork
+		if b := by[bk]; b != nil && k.Network != result.BaselineNetwork {
 			kept = keptVsBaseline(a.kept, b.kept)
 		}
 		cell := "-"

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	_ "github.com/cnperf/cnperf/internal/experiment/startup"
+	_ "github.com/cnperf/cnperf/internal/experiment/all"
 	"github.com/cnperf/cnperf/internal/netmode"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
 	"github.com/cnperf/cnperf/internal/report"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // SeedTable is one table or figure of a source study (seeddata.go): its
@@ -269,7 +270,7 @@ func (t SeedTable) match(run *result.Run, r SeedRow, c SeedColumn, most map[stri
 				continue
 			}
 		}
-		if t.Conn != "" && connectionsOf(res.Workload, res.Params).Style != t.Conn {
+		if t.Conn != "" && workload.ConnectionsOf(res.Workload, res.Params).Style != t.Conn {
 			continue
 		}
 		ok := true

@@ -26,26 +26,6 @@ func (m svcMeasure) title() string {
 	return m.workload + "/s"
 }
 
-// connectionsOf asks workload wl how the result with params used
-// connections (nothing when it does not say).
-func connectionsOf(wl string, params map[string]any) workload.Connections {
-	w, err := workload.Get(wl)
-	if err != nil {
-		return workload.Connections{}
-	}
-	cu, ok := w.(workload.ConnectionUser)
-	if !ok {
-		return workload.Connections{}
-	}
-	text := map[string]string{}
-	for k, v := range params {
-		if s, ok := v.(string); ok {
-			text[k] = s
-		}
-	}
-	return cu.Connections(text)
-}
-
 // shortName is a workload's name after its protocol: "crr" of "tcp_crr".
 func shortName(wl string) string {
 	if i := strings.LastIndexByte(wl, '_'); i >= 0 {
@@ -100,7 +80,7 @@ func Services(w io.Writer, run *result.Run) {
 			}
 		}
 		hasIPVS = hasIPVS || r.LB == result.StudyLBs[1]
-		m := svcMeasure{r.Workload, connectionsOf(r.Workload, r.Params)}
+		m := svcMeasure{r.Workload, workload.ConnectionsOf(r.Workload, r.Params)}
 		if !seenM[m] {
 			seenM[m] = true
 			measures = append(measures, m)

@@ -109,7 +109,7 @@ func Sizes(w io.Writer, run *result.Run) {
 			}
 		}
 		if len(sizes) > 1 {
-			line += "\t" + growthCells(growth(k), growth(rowKey{"baseline", k.placement, k.workload}), k.network == "baseline")
+			line += "\t" + growthCells(growth(k), growth(rowKey{result.BaselineNetwork, k.placement, k.workload}), k.network == result.BaselineNetwork)
 		}
 		fmt.Fprintln(tw, line)
 	}

@@ -25,20 +25,9 @@ type column struct {
 	fig      result.Figure
 }
 
-// FiguresOf returns the headline figures workload name declares (see
-// workload.Workload.Figures). A workload this binary does not know, as in a
-// file from another version, shows its transactions/s.
-func FiguresOf(name string) []result.Figure {
-	if w, err := workload.Get(name); err == nil {
-		if fs := w.Figures(); len(fs) > 0 {
-			return fs
-		}
-	}
-	if m, ok := workload.GetMeasure(name); ok && len(m.Figures) > 0 {
-		return m.Figures
-	}
-	return []result.Figure{result.FigTransactions}
-}
+// FiguresOf is workload.FiguresOf: what a workload or measurement
+// reports, headline first.
+func FiguresOf(name string) []result.Figure { return workload.FiguresOf(name) }
 
 // value reads a figure of one result. A latency of a step that did not
 // hold its rate is not valid and reads as absent; the saturated flag

@@ -4,8 +4,11 @@ import (
 	"context"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/experiment/startup"
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
@@ -16,8 +19,8 @@ import (
 // start-up must exceed the baseline's and report its KV registration.
 func TestStartupLab(t *testing.T) {
 	labtest.NeedRoot(t)
-	plan := labtest.Plan(t, []runner.Case{{Network: "baseline", Placement: "cross-host"}, {Network: "docker-overlay", Placement: "cross-host"}}, runner.StartupName)
-	plan.StartupPods = 3
+	plan := labrun.Plan(t, []plan.Case{{Network: "baseline", Placement: "cross-host"}, {Network: "docker-overlay", Placement: "cross-host"}}, startup.Name)
+	plan.Options = map[string]string{"startup-pods": "3"}
 	run := &result.Run{Environment: result.CaptureHost()}
 	err := runner.Execute(context.Background(), plan, run)
 	labtest.AssertClean(t, plan.Lab.ID)
@@ -59,9 +62,9 @@ func TestStartupLab(t *testing.T) {
 // Both kinds must have every phase, and the real plugin its DEL.
 func TestStartupCNILab(t *testing.T) {
 	labtest.NeedRoot(t)
-	plan := labtest.Plan(t, []runner.Case{{Network: "bridge", Placement: "same-host"}, {Network: "macvlan", Placement: "cross-host"}},
-		runner.StartupName, "startup_cni")
-	plan.StartupPods = 3
+	plan := labrun.Plan(t, []plan.Case{{Network: "bridge", Placement: "same-host"}, {Network: "macvlan", Placement: "cross-host"}},
+		startup.Name, "startup_cni")
+	plan.Options = map[string]string{"startup-pods": "3"}
 	run := &result.Run{Environment: result.CaptureHost()}
 	err := runner.Execute(context.Background(), plan, run)
 	labtest.AssertClean(t, plan.Lab.ID)

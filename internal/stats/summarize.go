@@ -150,12 +150,13 @@ func ProxyLB(env result.Environment) string {
 		return ""
 	}
 	mode, _, _ := strings.Cut(env.Kubernetes.ProxyMode, " ")
-	switch mode {
-	case "iptables", "nftables", "ipvs":
-		return mode
-	}
-	return ""
+	return proxyReplicas[mode]
 }
+
+// proxyReplicas maps a kube-proxy mode to the lab's load balancer that
+// replicates it (package svc): data, read from stored runs, so it needs
+// no load balancer linked in.
+var proxyReplicas = map[string]string{"iptables": "iptables", "nftables": "nftables", "ipvs": "ipvs"}
 
 // isReference says whether k is what other cells are compared with.
 func isReference(k result.CellKey) bool {

@@ -3,8 +3,8 @@ package suite
 import (
 	"time"
 
+	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -24,7 +24,7 @@ func Blocking() Suite {
 		Name:    "blocking",
 		Summary: "one nginx balancer, a backend on every network at once: blocking time (upstream connect/header) per network and its difference to the baseline; host (one host), nat, vxlan, host-gw (two hosts)",
 		Source:  "seeds/002 (Kubernetes vs Mesos under production load), the blocking-time table",
-		Cases: []runner.Case{
+		Cases: []experiment.Case{
 			{Network: "baseline", Placement: netmode.SameHost},
 			{Network: "host", Placement: netmode.SameHost},
 			{Network: "baseline", Placement: netmode.CrossHost},

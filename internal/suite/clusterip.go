@@ -3,8 +3,8 @@ package suite
 import (
 	"time"
 
+	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -20,7 +20,7 @@ func ClusterIP() Suite {
 		Name:      "clusterip",
 		Summary:   "ClusterIP load balancing: none, iptables, nftables, ipvs, ebpf-socket, ebpf-tc; short and long connections; 1 and 10,000 services",
 		Source:    "seeds/003 (Tencent TKE + Cilium), service load balancing QPS table",
-		Cases:     []runner.Case{{Network: "host-gw", Placement: netmode.CrossHost}},
+		Cases:     []experiment.Case{{Network: "host-gw", Placement: netmode.CrossHost}},
 		Workloads: []string{"tcp_crr", "tcp_rr", "http_qps"},
 		Params:    workload.Params{Duration: 3 * time.Second},
 		LBs:       []string{"none", "iptables", "nftables", "ipvs", "ebpf-socket", "ebpf-tc"},

@@ -3,8 +3,8 @@ package suite
 import (
 	"time"
 
+	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -17,7 +17,7 @@ func SeedLatency() Suite {
 		Name:    "seed-latency",
 		Summary: "constant-rate HTTP to nginx (350 B, 4 KB): max-rate search, then p50..p99.999 at 20/60/100% of it; host, host-gw, vxlan, macvlan, ipvlan; untuned and with the study's tuning (--tuning none,study)",
 		Source:  "seeds/000 (Kubernetes network solutions comparison), latency tables",
-		Cases: []runner.Case{
+		Cases: []experiment.Case{
 			{Network: "host", Placement: netmode.CrossHost},
 			{Network: "host-gw", Placement: netmode.CrossHost},
 			{Network: "vxlan", Placement: netmode.CrossHost},
@@ -31,11 +31,11 @@ func SeedLatency() Suite {
 			},
 		},
 		// the study's host tuning, measured against none in the same run
-		Tunings: []string{"none", "study"},
+		Options: map[string]string{"tuning": "none,study"},
 		// host and vxlan, 350 B only, untuned and tuned, two fixed rates
 		// of 1 s instead of the search (up to 24 steps a cell) and its ladder
 		Shorten: func(s *Suite) {
-			s.Cases = []runner.Case{{Network: "host", Placement: netmode.CrossHost}, {Network: "vxlan", Placement: netmode.CrossHost}}
+			s.Cases = []experiment.Case{{Network: "host", Placement: netmode.CrossHost}, {Network: "vxlan", Placement: netmode.CrossHost}}
 			s.Params.Duration = time.Second
 			s.Params.Extra["response-size"] = "350"
 			s.Params.Extra["max-rate-search"] = "false"
@@ -46,7 +46,7 @@ func SeedLatency() Suite {
 	// without the driver turns the row into a recorded skip at run time)
 	for _, n := range []string{"macvlan", "ipvlan"} {
 		if _, err := netmode.Get(n); err == nil {
-			s.Cases = append(s.Cases, runner.Case{Network: n, Placement: netmode.CrossHost})
+			s.Cases = append(s.Cases, experiment.Case{Network: n, Placement: netmode.CrossHost})
 		}
 	}
 	return s

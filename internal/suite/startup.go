@@ -3,8 +3,8 @@ package suite
 import (
 	"time"
 
+	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -13,7 +13,7 @@ func init() {
 		Name:    "startup",
 		Summary: "network start-up time (create pod to first ping reply from another host, 10 pods) with its phases",
 		Source:  "seeds/001 (INFOCOM 2018), network start-up time",
-		Cases: []runner.Case{
+		Cases: []experiment.Case{
 			{Network: "none", Placement: netmode.SamePod}, // a pod with no network
 			{Network: "baseline", Placement: netmode.CrossHost},
 			{Network: "host-gw", Placement: netmode.CrossHost},
@@ -23,15 +23,15 @@ func init() {
 			{Network: "weave", Placement: netmode.CrossHost},
 			{Network: "calico-bgp", Placement: netmode.CrossHost},
 		},
-		Workloads: []string{runner.StartupName},
+		Workloads: []string{"startup"},
 		// every network, 3 pods a round instead of 10
-		Shorten: func(s *Suite) { s.StartupPods, s.Rounds = 3, 1 },
+		Shorten: func(s *Suite) { s.Options["startup-pods"], s.Rounds = "3", 1 },
 	})
 	Register(Suite{
 		Name:    "overlays",
 		Summary: "multi-host overlays against host-gw: Docker overlay, Flannel vxlan and udp, Weave; TCP/UDP throughput and latency, daemon CPU",
 		Source:  "seeds/001 (INFOCOM 2018), multi-host modes",
-		Cases: []runner.Case{
+		Cases: []experiment.Case{
 			{Network: "baseline", Placement: netmode.CrossHost},
 			{Network: "host-gw", Placement: netmode.CrossHost},
 			{Network: "vxlan", Placement: netmode.CrossHost},

@@ -8,9 +8,9 @@ import (
 	"maps"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/registry"
-	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -19,28 +19,19 @@ type Suite struct {
 	Name      string
 	Summary   string
 	Source    string // the study it reproduces
-	Cases     []runner.Case
+	Cases     []experiment.Case
 	Workloads []string
 	Params    workload.Params
-	LBs       []string // ClusterIP load balancers (a services run), see runner.Plan
+	LBs       []string // ClusterIP load balancers (a services run), see plan.Plan
 	Services  []int    // service-count scale steps
-	// MessageSizes, Parallel, Neighbours, AllToAllPods and Spreads are the
-	// experiments' knobs (see experiment.Plan); flags override them.
-	MessageSizes []int
-	Parallel     int
-	Neighbours   string
-	AllToAllPods []int
-	Spreads      []string
-	Densities    []int // idle pods per host of the density experiment
-	// Tunings are the host-tuning profiles the pair cells are measured
-	// with (--tuning overrides them); none: the lab untuned.
-	Tunings []string
+	// Options set the experiments' own options by name, as their flags
+	// would ("message-size": "64,1024", "neighbours": "busy:5", "tuning":
+	// "none,study"); the flags override them. An option no experiment of
+	// the run takes (the user chose other workloads) is dropped.
+	Options map[string]string
 	// Rounds is how many interleaved rounds the suite runs by default
 	// (--repeat overrides it); 0 means 1.
 	Rounds int
-	// StartupPods is the start-up experiment's pods per round (0: its
-	// default); --startup-pods overrides it.
-	StartupPods int
 	// Shorten makes the suite's --quick version from a copy of it: fewer
 	// rounds, sizes, pods, networks and shorter cells, the same
 	// experiment, under two minutes on a 2-CPU machine. Nil: one round of
@@ -52,8 +43,12 @@ type Suite struct {
 // override it.
 func (s Suite) Quick() Suite {
 	q := s
-	q.Cases = append([]runner.Case(nil), s.Cases...)
+	q.Cases = append([]experiment.Case(nil), s.Cases...)
 	q.Params.Extra = maps.Clone(s.Params.Extra)
+	q.Options = maps.Clone(s.Options)
+	if q.Options == nil {
+		q.Options = map[string]string{}
+	}
 	q.Summary = "(quick) " + s.Summary
 	if s.Shorten == nil {
 		q.Params.Duration, q.Rounds = time.Second, 1
@@ -80,7 +75,7 @@ var Default = Suite{
 	Name:    "default",
 	Summary: "baseline, host, bridge (same host), nat, vxlan, host-gw (cross host) with tcp_rr and tcp_stream",
 	Source:  "seeds/001 (INFOCOM 2018), Figures 3-6",
-	Cases: []runner.Case{
+	Cases: []experiment.Case{
 		{Network: "baseline", Placement: netmode.SameHost},
 		{Network: "bridge", Placement: netmode.SameHost},
 		{Network: "baseline", Placement: netmode.CrossHost},
@@ -104,7 +99,7 @@ func init() {
 		Name:    "single-host",
 		Summary: "none/container (same pod), baseline, host, bridge (same host): TCP and UDP throughput and latency",
 		Source:  "seeds/001 (INFOCOM 2018), single-host modes",
-		Cases: []runner.Case{
+		Cases: []experiment.Case{
 			{Network: "container", Placement: netmode.SamePod},
 			{Network: "none", Placement: netmode.SamePod},
 			{Network: "baseline", Placement: netmode.SameHost},

@@ -13,8 +13,10 @@ import (
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/netmode"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/tuning"
@@ -121,8 +123,8 @@ func TestStudyInsideTheLabOnly(t *testing.T) {
 // the profile in the environment and compares tuned with untuned.
 func TestTuningRun(t *testing.T) {
 	labtest.NeedRoot(t)
-	plan := labtest.Plan(t, []runner.Case{{Network: "baseline", Placement: netmode.CrossHost}, {Network: "host-gw", Placement: netmode.CrossHost}}, "tcp_rr")
-	plan.Tunings = []string{"none", "study"}
+	plan := labrun.Plan(t, []plan.Case{{Network: "baseline", Placement: netmode.CrossHost}, {Network: "host-gw", Placement: netmode.CrossHost}}, "tcp_rr")
+	plan.Options = map[string]string{"tuning": "none,study"}
 	plan.Repeat = 2
 	plan.Log = testLog{t}
 	run := &result.Run{Environment: result.CaptureHost()}

@@ -283,6 +283,26 @@ type ConnectionUser interface {
 	Connections(extra map[string]string) Connections
 }
 
+// ConnectionsOf asks workload wl how a result with params (its
+// Result.Params) used connections; nothing when it does not say.
+func ConnectionsOf(wl string, params map[string]any) Connections {
+	w, err := Get(wl)
+	if err != nil {
+		return Connections{}
+	}
+	cu, ok := w.(ConnectionUser)
+	if !ok {
+		return Connections{}
+	}
+	text := map[string]string{}
+	for k, v := range params {
+		if s, ok := v.(string); ok {
+			text[k] = s
+		}
+	}
+	return cu.Connections(text)
+}
+
 // Bulk is implemented by workloads that move bytes one way (streams, bulk
 // references): for them Params.Direction applies and the receiver's
 // interface counter witnesses the payload that crossed.
@@ -340,3 +360,19 @@ func GetMeasure(name string) (Measure, bool) {
 
 // MeasureNames lists the measurements, sorted.
 func MeasureNames() []string { return measures.Names() }
+
+// FiguresOf lists what the workload or measurement name reports, headline
+// first (a registered workload's figures, else a measure's; the
+// transaction rate for a name neither knows). The table, the summaries,
+// compare and recommend all read figures through it.
+func FiguresOf(name string) []result.Figure {
+	if w, err := Get(name); err == nil {
+		if fs := w.Figures(); len(fs) > 0 {
+			return fs
+		}
+	}
+	if m, ok := GetMeasure(name); ok && len(m.Figures) > 0 {
+		return m.Figures
+	}
+	return []result.Figure{result.FigTransactions}
+}

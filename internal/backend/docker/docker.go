@@ -30,8 +30,8 @@ import (
 
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/dockerengine"
+	"github.com/cnperf/cnperf/internal/hostprobe"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/result"
 )
@@ -561,7 +561,7 @@ func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
 	if !d.e.Local {
 		return backend.CPUTimes{}, errors.New("remote engine")
 	}
-	return labbackend.MachineCPU()
+	return hostprobe.MachineCPU()
 }
 
 // RxBytes implements backend.RxCounter: the receiving container's
@@ -572,15 +572,7 @@ func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool
 	if !d.e.Local || p == nil || q == nil || p.PID == 0 {
 		return 0, false
 	}
-	dev := "eth0"
-	if labbackend.SameNetNS(p.PID, q.PID) {
-		dev = "lo"
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/dev", p.PID))
-	if err != nil {
-		return 0, false
-	}
-	return labbackend.ParseNetDev(string(b), dev)
+	return hostprobe.RxBytes(p.PID, q.PID, "eth0")
 }
 
 // SNMP implements backend.SNMPReader: /proc/PID/net/snmp is the pod's
@@ -590,11 +582,7 @@ func (d *Deployment) SNMP(_ context.Context, name string) (map[string]int64, err
 	if !d.e.Local || p == nil || p.PID == 0 {
 		return nil, errors.New("no local pid")
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/snmp", p.PID))
-	if err != nil {
-		return nil, err
-	}
-	return labbackend.ParseSNMP(string(b)), nil
+	return hostprobe.SNMP(p.PID)
 }
 
 // DaemonCPUSeconds implements backend.DaemonMeter for nat on a local
@@ -612,7 +600,7 @@ func (d *Deployment) DaemonCPUSeconds() (float64, bool) {
 	}
 	var total float64
 	for _, pid := range proxyPIDs(ports) {
-		total += labbackend.ProcCPUSeconds(pid)
+		total += hostprobe.ProcCPUSeconds(pid)
 	}
 	return total, true
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/testutil"
+
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/dockerengine"
@@ -28,9 +30,7 @@ func TestMain(m *testing.M) { labtest.Main(m) }
 // root (the backend reads the containers' /proc counters).
 func engine(t *testing.T) *dockerengine.Engine {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the docker backend talks to the engine's socket and reads containers' /proc")
-	}
+	testutil.NeedRoot(t, "the docker backend talks to the engine's socket and reads containers' /proc")
 	e, err := dockerengine.New("")
 	if err != nil {
 		t.Skip(err)

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/dockerengine"
+	"github.com/cnperf/cnperf/internal/lab/ping"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
 
@@ -91,7 +91,7 @@ func (d *Deployment) StartPod(ctx context.Context, near, peer, name string) (bac
 			dst = netip.MustParseAddr("127.0.0.1")
 		}
 		s.Path = dst.String()
-		first, err := labbackend.FirstReply(ctx, "/proc/"+strconv.Itoa(cj.State.Pid)+"/ns/net", dst, startupProbeLimit)
+		first, err := ping.FirstReply(ctx, "/proc/"+strconv.Itoa(cj.State.Pid)+"/ns/net", dst, startupProbeLimit)
 		if err != nil {
 			return s, err
 		}

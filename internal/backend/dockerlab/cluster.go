@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/agent"
-	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/lab"
 )
@@ -74,7 +73,7 @@ func (b *Backend) newCluster(ctx context.Context, run string, hosts int) (*clust
 		return nil, err
 	}
 	for _, h := range l.Hosts {
-		for _, kv := range labbackend.LabSysctls {
+		for _, kv := range lab.Sysctls {
 			if err := l.Sysctl(ctx, h.NetNS, kv[0], kv[1]); err != nil {
 				_ = c.teardown()
 				return nil, err

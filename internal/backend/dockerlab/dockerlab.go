@@ -36,7 +36,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -513,9 +512,9 @@ func (d *Deployment) containerConfig(p *pod, name, mode string) dockerengine.Con
 		cfg.HostConfig.SecurityOpt = []string{"seccomp=unconfined"}
 	}
 	if mode != "host" && mode != "none" {
-		// the lab's hosts and pods are tuned alike (labbackend.LabSysctls)
+		// the lab's hosts and pods are tuned alike (lab.Sysctls)
 		cfg.HostConfig.Sysctls = map[string]string{}
-		for _, kv := range labbackend.LabSysctls {
+		for _, kv := range lab.Sysctls {
 			cfg.HostConfig.Sysctls[kv[0]] = kv[1]
 		}
 	}

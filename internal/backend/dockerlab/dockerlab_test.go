@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/labbackend"
+	"github.com/cnperf/cnperf/internal/hostprobe"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	_ "github.com/cnperf/cnperf/internal/netmode/all" // the lab's replicas, by name
@@ -237,10 +237,10 @@ func TestClusterID(t *testing.T) {
 
 func TestParseNetDev(t *testing.T) {
 	s := "Inter-|   Receive\n face |bytes    packets\n    lo:  1234 5 0 0\n  eth0: 99887766 12 0 0\n"
-	if v, ok := labbackend.ParseNetDev(s, "eth0"); !ok || v != 99887766 {
+	if v, ok := hostprobe.ParseNetDev(s, "eth0"); !ok || v != 99887766 {
 		t.Errorf("eth0 = %d, %v", v, ok)
 	}
-	if _, ok := labbackend.ParseNetDev(s, "eth1"); ok {
+	if _, ok := hostprobe.ParseNetDev(s, "eth1"); ok {
 		t.Error("eth1 found")
 	}
 }

@@ -1,12 +1,13 @@
 package dockerlab
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cnperf/cnperf/internal/lab"
 )
 
 // An engine is started inside its lab host's network namespace by
@@ -45,25 +46,18 @@ type cgroupMount struct {
 	Opts  string // the v1 controllers and name, "cpu,cpuacct", "name=systemd"
 }
 
-// cgroupMounts reads the machine's cgroup hierarchies from a mountinfo.
+// cgroupMounts reads the machine's cgroup hierarchies from a mountinfo
+// (lab.ParseCgroupMounts), each v1 hierarchy with its identity.
 func cgroupMounts(r io.Reader) []cgroupMount {
 	var out []cgroupMount
-	seen := map[string]bool{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
+	for _, lm := range lab.ParseCgroupMounts(r) {
+		if len(lm.Options) == 0 {
 			continue
 		}
-		f, t := strings.Fields(pre), strings.Fields(post)
-		if len(f) < 5 || len(t) < 3 || (t[0] != "cgroup" && t[0] != "cgroup2") || seen[f[4]] {
-			continue
-		}
-		seen[f[4]] = true
-		m := cgroupMount{Point: f[4], Type: t[0]}
-		if t[0] == "cgroup" {
+		m := cgroupMount{Point: lm.Point, Type: lm.Type}
+		if lm.Type == "cgroup" {
 			var keep []string
-			for _, o := range strings.Split(t[2], ",") {
+			for _, o := range lm.Options {
 				// the hierarchy's identity: its controllers and name; not
 				// rw, a release agent or clone_children, which the
 				// existing hierarchy keeps

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/labbackend"
+	"github.com/cnperf/cnperf/internal/hostprobe"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/result"
 )
@@ -48,7 +48,7 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 // MachineCPU implements backend.CPUMeter: the engines share this
 // machine's kernel.
 func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
-	return labbackend.ReadProcStat("/proc/stat")
+	return hostprobe.ReadProcStat("/proc/stat")
 }
 
 // RxBytes implements backend.RxCounter: the receiving container's
@@ -63,14 +63,7 @@ func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool
 	if d.kind.mode == modeHost {
 		dev = p.en.host.Dev
 	}
-	if labbackend.SameNetNS(p.PID, q.PID) {
-		dev = "lo"
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/dev", p.PID))
-	if err != nil {
-		return 0, false
-	}
-	return labbackend.ParseNetDev(string(b), dev)
+	return hostprobe.RxBytes(p.PID, q.PID, dev)
 }
 
 // SNMP implements backend.SNMPReader.
@@ -79,11 +72,7 @@ func (d *Deployment) SNMP(_ context.Context, name string) (map[string]int64, err
 	if p == nil || p.PID == 0 {
 		return nil, fmt.Errorf("no pod %q", name)
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/snmp", p.PID))
-	if err != nil {
-		return nil, err
-	}
-	return labbackend.ParseSNMP(string(b)), nil
+	return hostprobe.SNMP(p.PID)
 }
 
 // DaemonCPUSeconds implements backend.DaemonMeter: for nat the CPU time
@@ -109,7 +98,7 @@ func (d *Deployment) DaemonCPUSeconds() (float64, bool) {
 			continue
 		}
 		found = true
-		total += labbackend.ProcCPUSeconds(pid)
+		total += hostprobe.ProcCPUSeconds(pid)
 	}
 	return total, found
 }

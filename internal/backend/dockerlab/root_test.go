@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,12 +21,14 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/docker"
 	"github.com/cnperf/cnperf/internal/backend/dockerlab"
-	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/lab/ping"
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/measure"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -170,18 +171,18 @@ func assertClean(t *testing.T, run string) {
 // touched.
 func TestEveryMode(t *testing.T) {
 	needEngines(t)
-	var cases []runner.Case
+	var cases []plan.Case
 	b := dockerlab.New(lab.Config{}, "", nil)
 	for _, n := range dockerlab.Networks() {
 		pls, _ := b.Placements(n)
 		for _, p := range pls {
-			cases = append(cases, runner.Case{Network: n, Placement: p})
+			cases = append(cases, plan.Case{Network: n, Placement: p})
 		}
 	}
-	plan := labtest.Plan(t, cases, "tcp_rr", "tcp_stream", "startup")
+	plan := labrun.Plan(t, cases, "tcp_rr", "tcp_stream", "startup")
 	plan.BackendName = dockerlab.Name
 	plan.Params.Duration = time.Second
-	plan.StartupPods = 1
+	plan.Options = map[string]string{"startup-pods": "1"}
 	run := plan.Lab.ID
 	host := snapshotHost(t, run)
 	plan.Log = testWriter{t}
@@ -430,29 +431,7 @@ func capture(ns string, dst netip.Addr, c *counts, stop chan struct{}) error {
 // packetSocketIn opens a packet socket (every protocol) inside network
 // namespace ns, from a thread that returns to this one's after.
 func packetSocketIn(ns string) (int, error) {
-	runtime.LockOSThread()
-	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return -1, err
-	}
-	defer unix.Close(orig)
-	target, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return -1, err
-	}
-	defer unix.Close(target)
-	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return -1, err
-	}
-	fd, serr := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
-	if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-		return -1, err // the thread stays locked and dies with its goroutine
-	}
-	runtime.UnlockOSThread()
-	return fd, serr
+	return lab.SocketIn(ns, unix.AF_PACKET, unix.SOCK_RAW, int(htons(unix.ETH_P_ALL)))
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
@@ -769,10 +748,10 @@ func TestMacvlan(t *testing.T) {
 		}
 	}
 	c1 := "/proc/" + c1pid + "/ns/net"
-	if _, err := labbackend.FirstReply(ctx, c1, ip2, 10*time.Second); err != nil {
+	if _, err := ping.FirstReply(ctx, c1, ip2, 10*time.Second); err != nil {
 		t.Errorf("c1 on h1 does not reach h2's underlay address %v: %v", ip2, err)
 	}
-	if _, err := labbackend.FirstReply(ctx, c1, ip1, 2*time.Second); err == nil {
+	if _, err := ping.FirstReply(ctx, c1, ip1, 2*time.Second); err == nil {
 		t.Errorf("c1 on h1 reached its own host's underlay address %v through macvlan", ip1)
 	}
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/labbackend"
+	"github.com/cnperf/cnperf/internal/lab/ping"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
 
@@ -78,7 +78,7 @@ func (d *Deployment) StartPod(ctx context.Context, near, peer, name string) (bac
 			dst = netip.MustParseAddr("127.0.0.1")
 		}
 		s.Path = dst.String()
-		first, err := labbackend.FirstReply(ctx, "/proc/"+strconv.Itoa(cj.State.Pid)+"/ns/net", dst, startupProbeLimit)
+		first, err := ping.FirstReply(ctx, "/proc/"+strconv.Itoa(cj.State.Pid)+"/ns/net", dst, startupProbeLimit)
 		if err != nil {
 			return s, err
 		}

@@ -8,11 +8,9 @@ package labbackend
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/hostprobe"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
@@ -29,13 +28,6 @@ import (
 
 // Name is the backend's name.
 const Name = "lab"
-
-// LabSysctls are set in every lab namespace, as the studies tuned their
-// hosts for many short connections.
-var LabSysctls = [][2]string{
-	{"net.ipv4.ip_local_port_range", "1024 65000"},
-	{"net.ipv4.tcp_tw_reuse", "1"},
-}
 
 // NamespaceSysctls are read from a lab host for the environment record.
 var NamespaceSysctls = []string{
@@ -193,7 +185,7 @@ func (b *Backend) DeployLab(ctx context.Context, topo backend.Topology) (d *Depl
 		return nil, err
 	}
 	for _, h := range l.Hosts {
-		for _, kv := range LabSysctls {
+		for _, kv := range lab.Sysctls {
 			if err := l.Sysctl(ctx, h.NetNS, kv[0], kv[1]); err != nil {
 				return nil, err
 			}
@@ -238,7 +230,7 @@ func (b *Backend) DeployLab(ctx context.Context, topo backend.Topology) (d *Depl
 	}
 	for _, pod := range built {
 		if pod.Owned {
-			for _, kv := range LabSysctls {
+			for _, kv := range lab.Sysctls {
 				_ = l.Sysctl(ctx, pod.NetNS, kv[0], kv[1])
 			}
 		}
@@ -433,63 +425,7 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 // machine's kernel, so its /proc/stat counts every CPU the cell cost,
 // softirq included.
 func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
-	return MachineCPU()
-}
-
-// MachineCPU reads this machine's CPU times: /proc/stat's, and the
-// ksoftirqd threads' from their own stat files.
-func MachineCPU() (backend.CPUTimes, error) {
-	c, err := ReadProcStat("/proc/stat")
-	if err != nil {
-		return c, err
-	}
-	c.KSoftirqd = KSoftirqdSeconds("/proc")
-	return c, nil
-}
-
-// KSoftirqdSeconds is the CPU time (user + system, seconds) the kernel's
-// ksoftirqd/N threads have used, read from proc (a /proc mount); 0 when
-// none is found.
-func KSoftirqdSeconds(proc string) float64 {
-	ents, err := os.ReadDir(proc)
-	if err != nil {
-		return 0
-	}
-	var sum float64
-	for _, e := range ents {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(proc, e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		if v, ok := ksoftirqdTicks(string(b)); ok {
-			sum += v / userHZ
-		}
-	}
-	return sum
-}
-
-// ksoftirqdTicks reads utime + stime (clock ticks) from a /proc/PID/stat
-// line when its command is ksoftirqd/N.
-func ksoftirqdTicks(stat string) (float64, bool) {
-	lo, hi := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
-	if lo < 0 || hi < lo || !strings.HasPrefix(stat[lo+1:hi], "ksoftirqd/") {
-		return 0, false
-	}
-	// after ") ": state(3) ppid pgrp session tty tpgid flags minflt
-	// cminflt majflt cmajflt utime(14) stime(15)
-	f := strings.Fields(stat[hi+1:])
-	if len(f) < 13 {
-		return 0, false
-	}
-	u, err1 := strconv.ParseFloat(f[11], 64)
-	s, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return u + s, true
+	return hostprobe.MachineCPU()
 }
 
 // RxBytes implements backend.RxCounter.
@@ -521,38 +457,6 @@ func (d *Deployment) DaemonCPUSeconds() (float64, bool) {
 	return 0, false
 }
 
-// ReadProcStat parses the aggregate "cpu" line of a /proc/stat file.
-func ReadProcStat(path string) (backend.CPUTimes, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return backend.CPUTimes{}, err
-	}
-	return ParseProcStat(string(b))
-}
-
-// userHZ is the unit of /proc/stat (USER_HZ, 100 on every Linux ABI).
-const userHZ = 100
-
-// ParseProcStat parses /proc/stat text.
-func ParseProcStat(s string) (backend.CPUTimes, error) {
-	for _, line := range strings.Split(s, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 9 || f[0] != "cpu" {
-			continue
-		}
-		v := make([]float64, 8)
-		for i := range v {
-			n, err := strconv.ParseFloat(f[i+1], 64)
-			if err != nil {
-				return backend.CPUTimes{}, fmt.Errorf("/proc/stat: %q: %w", line, err)
-			}
-			v[i] = n / userHZ
-		}
-		return backend.CPUTimes{User: v[0], Nice: v[1], System: v[2], Idle: v[3], IOWait: v[4], IRQ: v[5], SoftIRQ: v[6], Steal: v[7]}, nil
-	}
-	return backend.CPUTimes{}, errors.New("/proc/stat: no cpu line")
-}
-
 // SNMP implements backend.SNMPReader: /proc/net/snmp read inside the
 // pod's namespace (the counters are per network namespace).
 func (d *Deployment) SNMP(ctx context.Context, pod string) (map[string]int64, error) {
@@ -564,27 +468,7 @@ func (d *Deployment) SNMP(ctx context.Context, pod string) (map[string]int64, er
 	if err != nil {
 		return nil, err
 	}
-	return ParseSNMP(string(out)), nil
-}
-
-// ParseSNMP parses /proc/net/snmp: pairs of lines, names then values.
-func ParseSNMP(s string) map[string]int64 {
-	out := map[string]int64{}
-	lines := strings.Split(s, "\n")
-	for i := 0; i+1 < len(lines); i++ {
-		h, v := strings.Fields(lines[i]), strings.Fields(lines[i+1])
-		if len(h) < 2 || len(h) != len(v) || h[0] != v[0] {
-			continue
-		}
-		proto := strings.TrimSuffix(h[0], ":")
-		for j := 1; j < len(h); j++ {
-			if n, err := strconv.ParseInt(v[j], 10, 64); err == nil {
-				out[proto+":"+h[j]] = n
-			}
-		}
-		i++
-	}
-	return out
+	return hostprobe.ParseSNMP(string(out)), nil
 }
 
 // Allows implements backend.Backend through the mode's placements.

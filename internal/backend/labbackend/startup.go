@@ -3,7 +3,6 @@ package labbackend
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
@@ -57,7 +56,7 @@ func (d *Deployment) StartPod(ctx context.Context, near, peer, name string) (bac
 			return s, err
 		}
 		s.Path = addr.Addr().String()
-		if first, err = firstReply(ctx, pod.NetNS, addr.Addr(), startupProbeLimit); err != nil {
+		if first, err = ping.FirstReply(ctx, pod.NetNS, addr.Addr(), startupProbeLimit); err != nil {
 			return s, err
 		}
 	} else {
@@ -116,7 +115,7 @@ func (d *Deployment) StartPodCNI(ctx context.Context, near, peer, name string) (
 			return s, err
 		}
 		s.Path = addr.Addr().String()
-		if first, err = firstReply(ctx, pod.NetNS, addr.Addr(), startupProbeLimit); err != nil {
+		if first, err = ping.FirstReply(ctx, pod.NetNS, addr.Addr(), startupProbeLimit); err != nil {
 			return s, err
 		}
 	} else {
@@ -189,16 +188,4 @@ func splitPhases(t0, added, first time.Time, marks []phaseMark) map[string]time.
 		out[netmode.PhaseFirstPacket] = first.Sub(added)
 	}
 	return out
-}
-
-// FirstReply is firstReply for other backends: ns is a network namespace
-// file's path (/proc/PID/ns/net) or a name under /run/netns.
-func FirstReply(ctx context.Context, ns string, dst netip.Addr, limit time.Duration) (time.Time, error) {
-	return ping.FirstReply(ctx, ns, dst, limit)
-}
-
-// firstReply sends ICMP echo requests to dst from inside namespace ns every
-// 5 ms until one is answered, and returns when the reply arrived.
-func firstReply(ctx context.Context, ns string, dst netip.Addr, limit time.Duration) (time.Time, error) {
-	return ping.FirstReply(ctx, ns, dst, limit)
 }

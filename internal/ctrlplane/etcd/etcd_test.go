@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/testutil"
+
 	"github.com/cnperf/cnperf/internal/lab"
 )
 
@@ -67,9 +69,7 @@ func TestMissingEtcd(t *testing.T) {
 // TestRealEtcd starts etcd in a one-host lab, registers a key from the host
 // over the underlay, reads it back, and checks teardown left no etcd.
 func TestRealEtcd(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: builds network namespaces")
-	}
+	testutil.NeedRoot(t, "it builds network namespaces")
 	if err := Check(); err != nil {
 		t.Skip(err)
 	}

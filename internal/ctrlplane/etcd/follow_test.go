@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/testutil"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -48,9 +50,7 @@ func dialIn(ns string) func(ctx context.Context, network, addr string) (net.Conn
 // TestFollow is the daemons' view: the JSON-gateway client, from inside a
 // host, sees the existing leases, then one added later through the watch.
 func TestFollow(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: builds network namespaces")
-	}
+	testutil.NeedRoot(t, "it builds network namespaces")
 	if err := Check(); err != nil {
 		t.Skip(err)
 	}

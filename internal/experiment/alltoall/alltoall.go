@@ -28,10 +28,10 @@ import (
 	"net/netip"
 
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/measure"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -54,7 +54,7 @@ var (
 )
 
 // The pods listen on ports above the lab's ephemeral range (1024-65000,
-// labbackend.LabSysctls): with 32 pods a namespace holds hundreds of
+// lab.Sysctls): with 32 pods a namespace holds hundreds of
 // outgoing connections, any of which may hold a port in that range and
 // make a listener's bind fail.
 const (
@@ -82,7 +82,7 @@ func maxPodsOf(p *experiment.Plan) int {
 // inProcess says whether p's backend gives local namespaces, where the
 // exchange runs in this process instead of in an agent per pod.
 func inProcess(p *experiment.Plan) bool {
-	return p.Backend == nil || p.Backend.Name() == labbackend.Name
+	return p.Backend == nil || backend.Has(p.Backend, backend.LocalLabs)
 }
 
 // AllToAll is the experiment.
@@ -106,16 +106,27 @@ func (AllToAll) Claim(p *experiment.Plan) []string {
 	return nil
 }
 
+// The experiment's options: --pods and --spread.
+var (
+	Pods = option.Spec{Name: "pods", Kind: option.Ints, Example: "2,4,8",
+		Help: "alltoall: pod counts, comma-separated (default 2,4,8,16,32)", AppliesTo: "the alltoall workload"}
+	Spread = option.Spec{Name: "spread", Kind: option.List, Example: "balanced",
+		Help: "alltoall across hosts: how pods sit on two hosts: 1:N-1, balanced (default both)", AppliesTo: "the alltoall workload"}
+)
+
+// Options implements experiment.Optioner.
+func (AllToAll) Options() []option.Spec { return []option.Spec{Pods, Spread} }
+
 func podsOf(p *experiment.Plan) []int {
-	if len(p.AllToAllPods) > 0 {
-		return p.AllToAllPods
+	if ns := p.Ints(Pods.Name); len(ns) > 0 {
+		return ns
 	}
 	return DefaultPods
 }
 
 func spreadsOf(p *experiment.Plan) []string {
-	if len(p.Spreads) > 0 {
-		return p.Spreads
+	if ss := p.List(Spread.Name); len(ss) > 0 {
+		return ss
 	}
 	return DefaultSpreads
 }

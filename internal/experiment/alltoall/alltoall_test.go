@@ -2,6 +2,7 @@ package alltoall
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ func TestValidateUnits(t *testing.T) {
 		{docker, []int{2, 65}, nil, "--pods 65: all-to-all needs 2 to 64 pods"},
 		{nil, nil, []string{"diagonal"}, "--spread \"diagonal\""},
 	} {
-		p := &experiment.Plan{Cases: cases, Workloads: []string{"alltoall"}, AllToAllPods: tc.pods, Spreads: tc.spreads, Backend: tc.be}
+		p := &experiment.Plan{Cases: cases, Workloads: []string{"alltoall"}, Options: opts(tc.pods, tc.spreads), Backend: tc.be}
 		err := (AllToAll{}).Validate(p, nil)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%v %v: %v, want %q", tc.pods, tc.spreads, err, tc.want)
@@ -68,7 +69,7 @@ func TestValidateUnits(t *testing.T) {
 			}
 		}
 	}
-	p := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_rr", "alltoall"}, AllToAllPods: []int{2, 8}}
+	p := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_rr", "alltoall"}, Options: map[string]string{"pods": "2,8"}}
 	if got := (AllToAll{}).Claim(p); len(got) != 1 || got[0] != "alltoall" {
 		t.Fatalf("claimed %v", got)
 	}
@@ -107,4 +108,20 @@ func (agentBackend) Allows(string, backend.Placement) (bool, string) { return tr
 func (agentBackend) Placements(string) ([]backend.Placement, error)  { return nil, nil }
 func (agentBackend) Deploy(context.Context, backend.Topology) (backend.Deployment, error) {
 	return nil, nil
+}
+
+// opts are the experiment's options as flags give them.
+func opts(pods []int, spreads []string) map[string]string {
+	o := map[string]string{}
+	var ps []string
+	for _, n := range pods {
+		ps = append(ps, strconv.Itoa(n))
+	}
+	if len(ps) > 0 {
+		o[Pods.Name] = strings.Join(ps, ",")
+	}
+	if len(spreads) > 0 {
+		o[Spread.Name] = strings.Join(spreads, ",")
+	}
+	return o
 }

@@ -2,10 +2,13 @@ package alltoall_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	a2a "github.com/cnperf/cnperf/internal/workload/alltoall"
@@ -20,9 +23,8 @@ func TestMain(m *testing.M) { labtest.Main(m) }
 // (the workload fails the result otherwise).
 func TestAllToAllLab(t *testing.T) {
 	labtest.NeedRoot(t)
-	plan := labtest.Plan(t, []runner.Case{{Network: "host-gw", Placement: "same-host"}, {Network: "host-gw", Placement: "cross-host"}}, "alltoall")
-	plan.AllToAllPods = []int{2, 4}
-	plan.Spreads = []string{"1:N-1"}
+	plan := labrun.Plan(t, []plan.Case{{Network: "host-gw", Placement: "same-host"}, {Network: "host-gw", Placement: "cross-host"}}, "alltoall")
+	plan.Options = map[string]string{"pods": "2,4", "spread": "1:N-1"}
 	run := &result.Run{Environment: result.CaptureHost()}
 	err := runner.Execute(context.Background(), plan, run)
 	labtest.AssertClean(t, plan.Lab.ID)
@@ -62,8 +64,8 @@ func TestAllToAllManyPods(t *testing.T) {
 	}
 	n := min(200, a2a.MaxPodsFor(lim.Max))
 	t.Logf("%d pods (open-file hard limit %d)", n, lim.Max)
-	plan := labtest.Plan(t, []runner.Case{{Network: "baseline", Placement: "same-host"}}, "alltoall")
-	plan.AllToAllPods = []int{n}
+	plan := labrun.Plan(t, []plan.Case{{Network: "baseline", Placement: "same-host"}}, "alltoall")
+	plan.Options = map[string]string{"pods": strconv.Itoa(n)}
 	run := &result.Run{Environment: result.CaptureHost()}
 	err := runner.Execute(context.Background(), plan, run)
 	labtest.AssertClean(t, plan.Lab.ID)

@@ -49,7 +49,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/lab"
@@ -204,7 +203,7 @@ func (l load) params(port int) workload.Params {
 
 // Validate implements experiment.Experiment.
 func (Blocking) Validate(p *experiment.Plan, _ []string) error {
-	if p.Backend != nil && p.Backend.Name() != labbackend.Name {
+	if p.Backend != nil && !backend.Has(p.Backend, backend.LocalLabs) {
 		return fmt.Errorf("blocking links every network's lab to one balancer; it runs on the local lab only: use --backend lab")
 	}
 	l, err := loadOf(p)
@@ -248,7 +247,7 @@ type row struct {
 type netState struct {
 	index   int // link number N
 	network string
-	d       *labbackend.Deployment
+	d       backend.Deployment
 	rows    []*row
 	servers []*agent.Server
 }
@@ -260,7 +259,7 @@ type state struct {
 	mu      sync.Mutex
 	nets    []*netState
 	planned []*netState // every network asked for, built or not
-	lb      *labbackend.Deployment
+	lb      backend.Deployment
 	lbNS    string
 	logPath string
 	offset  int64
@@ -311,11 +310,10 @@ func (l load) serveParams() workload.Params {
 // prepareNetwork starts a backend server in every backend pod of one
 // network and finds where its entry pod forwards to.
 func (st *state) prepareNetwork(ctx context.Context, d backend.Deployment, ns *netState) (func() error, error) {
-	ld, ok := d.(*labbackend.Deployment)
-	if !ok {
+	if _, ok := d.(backend.LocalLab); !ok {
 		return nil, backend.Skip("blocking needs the local lab (its balancer links to each network's lab)")
 	}
-	ns.d = ld
+	ns.d = d
 	cleanup := func() error {
 		for _, s := range ns.servers {
 			_, _ = s.Stop()
@@ -323,7 +321,7 @@ func (st *state) prepareNetwork(ctx context.Context, d backend.Deployment, ns *n
 		ns.servers = nil
 		return nil
 	}
-	entry := ld.LabPod("c1")
+	entry := d.Pod("c1")
 	for _, r := range ns.rows {
 		pod := d.Pod(r.pod)
 		srv, err := pod.Agent.Serve(ctx, driver, st.load.serveParams())
@@ -335,7 +333,7 @@ func (st *state) prepareNetwork(ctx context.Context, d backend.Deployment, ns *n
 			return cleanup, err
 		}
 		how := "DNAT, masquerade"
-		r.local = ld.LabPod(r.pod).NetNS == entry.NetNS || r.target.Addr().IsLoopback()
+		r.local = pod.NetNS == entry.NetNS || r.target.Addr().IsLoopback()
 		if r.local {
 			how = "REDIRECT: the backend shares its namespace"
 		}
@@ -352,7 +350,7 @@ func (st *state) prepareNetwork(ctx context.Context, d backend.Deployment, ns *n
 // that each backend answers through its link, starts nginx in front of
 // them and warms every path up.
 func (st *state) prepareBalancer(ctx context.Context, d backend.Deployment) (func() error, error) {
-	ld, ok := d.(*labbackend.Deployment)
+	ll, ok := d.(backend.LocalLab)
 	if !ok {
 		return nil, backend.Skip("blocking needs the local lab")
 	}
@@ -362,9 +360,9 @@ func (st *state) prepareBalancer(ctx context.Context, d backend.Deployment) (fun
 	if len(nets) == 0 {
 		return nil, backend.Skip("no backend network could be built")
 	}
-	st.lb = ld
-	st.lbNS = ld.LabPod("lb").NetNS
-	l := ld.Lab
+	st.lb = d
+	st.lbNS = d.Pod("lb").NetNS
+	l := ll.LocalLab()
 	var ups []string
 	for _, ns := range nets {
 		if err := st.link(ctx, l, ns); err != nil {
@@ -435,7 +433,7 @@ func (st *state) prepareBalancer(ctx context.Context, d backend.Deployment) (fun
 // The commands are the balancer lab's (its build record); the veth goes
 // with the balancer's namespace, the rules with the entry's.
 func (st *state) link(ctx context.Context, l *lab.Lab, ns *netState) error {
-	entry := ns.d.LabPod("c1").NetNS
+	entry := ns.d.Pod("c1").NetNS
 	lbDev := "lb" + strconv.Itoa(ns.index)
 	lbIP := fmt.Sprintf("%s.%d.1", LinkNet, ns.index)
 	inIP := fmt.Sprintf("%s.%d.2", LinkNet, ns.index)

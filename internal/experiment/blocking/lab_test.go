@@ -8,9 +8,11 @@ import (
 
 	"github.com/cnperf/cnperf/internal/experiment/blocking"
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/netmode"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
 	"github.com/cnperf/cnperf/internal/nginx"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 )
@@ -25,14 +27,14 @@ func TestBlockingLab(t *testing.T) {
 	if _, err := nginx.Binary(); err != nil {
 		t.Skip(err)
 	}
-	cases := []runner.Case{
+	cases := []plan.Case{
 		{Network: "baseline", Placement: netmode.SameHost},
 		{Network: "bridge", Placement: netmode.SameHost},
 		{Network: "baseline", Placement: netmode.CrossHost},
 		{Network: "vxlan", Placement: netmode.CrossHost},
 		{Network: "host-gw", Placement: netmode.CrossHost},
 	}
-	plan := labtest.Plan(t, cases, blocking.Name)
+	plan := labrun.Plan(t, cases, blocking.Name)
 	plan.Params.Duration = time.Second
 	plan.Params.Extra = map[string]string{"rate": "300", "connections": "8"}
 	plan.Repeat = 2

@@ -4,17 +4,18 @@ import (
 	"bytes"
 	"fmt"
 	"net/netip"
-	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/lab"
 )
 
 // httpGetIn sends one HTTP/1.0 GET to addr from inside network namespace
 // ns (a lab namespace under /run/netns) and checks the answer is a 200:
 // the socket is made in ns, the rest of the exchange needs no namespace.
 func httpGetIn(ns string, addr netip.AddrPort, timeout time.Duration) error {
-	fd, err := socketIn(ns)
+	fd, err := lab.SocketIn(ns, unix.AF_INET, unix.SOCK_STREAM, 0)
 	if err != nil {
 		return fmt.Errorf("socket in %s: %w", ns, err)
 	}
@@ -51,35 +52,4 @@ func httpGetIn(ns string, addr netip.AddrPort, timeout time.Duration) error {
 			return nil
 		}
 	}
-}
-
-// socketIn makes a blocking TCP socket inside namespace ns.
-func socketIn(ns string) (int, error) {
-	runtime.LockOSThread()
-	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return -1, err
-	}
-	defer unix.Close(orig)
-	target, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return -1, err
-	}
-	defer unix.Close(target)
-	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return -1, err
-	}
-	fd, serr := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-		// the thread stays locked and ends with its goroutine
-		if serr == nil {
-			unix.Close(fd)
-		}
-		return -1, fmt.Errorf("returning from %s: %w", ns, err)
-	}
-	runtime.UnlockOSThread()
-	return fd, serr
 }

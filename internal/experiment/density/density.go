@@ -18,6 +18,7 @@ import (
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/experiment/startup"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -67,10 +68,22 @@ func stepValue(step string) string {
 	return ""
 }
 
+// Option is --density.
+var Option = option.Spec{Name: "density", Kind: option.Ints, Example: "10,50,110,250",
+	Help:      "idle pods on every host, a deployment per count (e.g. 10,50,110,250): tcp_rr, tcp_crr and startup measured beside them, paired with the smallest count",
+	AppliesTo: "tcp_rr, tcp_crr and startup"}
+
+// startupPods is --startup-pods, which density takes for its start-up
+// cells.
+var startupPods = func() option.Spec { s := startup.Pods; s.AppliesTo = "--density"; return s }()
+
+// Options implements experiment.Optioner.
+func (Density) Options() []option.Spec { return []option.Spec{Option, startupPods} }
+
 // Claim takes startup and the single-step pair workloads when the plan has
 // densities.
 func (Density) Claim(p *experiment.Plan) []string {
-	if len(p.Densities) == 0 {
+	if len(p.Ints(Option.Name)) == 0 {
 		return nil
 	}
 	var out []string
@@ -92,7 +105,7 @@ func (Density) Claim(p *experiment.Plan) []string {
 
 // Validate implements experiment.Experiment.
 func (Density) Validate(p *experiment.Plan, workloads []string) error {
-	for _, n := range p.Densities {
+	for _, n := range p.Ints(Option.Name) {
 		if n < 0 || n > Max {
 			return fmt.Errorf("--density %d; use 0 to %d idle pods a host", n, Max)
 		}
@@ -114,12 +127,12 @@ func (Density) Validate(p *experiment.Plan, workloads []string) error {
 func (Density) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, error) {
 	order, byNet := pairs.ByNetwork(p)
 	ccpu, scpu := p.CPUs()
-	n := p.StartupPods
+	n := p.Int(startupPods.Name)
 	if n == 0 {
 		n = DefaultStartupPods
 	}
 	rounds := max(p.Rounds, 1)
-	counts := slices.Clone(p.Densities)
+	counts := p.Ints(Option.Name)
 	slices.Sort(counts)
 	var units []sched.Unit
 	port := 5201

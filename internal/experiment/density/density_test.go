@@ -13,7 +13,7 @@ func TestUnits(t *testing.T) {
 	p := &experiment.Plan{
 		Cases:     []experiment.Case{{Network: "host-gw", Placement: backend.CrossHost}},
 		Workloads: []string{"tcp_rr", "tcp_crr", "startup"},
-		Densities: []int{250, 10}, Rounds: 2, StartupPods: 3,
+		Options:   map[string]string{"density": "250,10", "startup-pods": "3"}, Rounds: 2,
 	}
 	got := Density{}.Claim(p)
 	if strings.Join(got, ",") != "tcp_rr,tcp_crr,startup" {
@@ -46,7 +46,7 @@ func TestUnits(t *testing.T) {
 	if (Density{}).Claim(&experiment.Plan{Workloads: []string{"tcp_rr"}}) != nil {
 		t.Error("claimed a plan without densities")
 	}
-	if err := (Density{}).Validate(&experiment.Plan{Densities: []int{2000}}, nil); err == nil {
+	if err := (Density{}).Validate(&experiment.Plan{Options: map[string]string{"density": "2000"}}, nil); err == nil {
 		t.Error("accepted 2000 idle pods a host")
 	}
 	if Of("density=110 size=16") != 110 || Of("size=16") != 0 {

@@ -23,26 +23,20 @@ type hierarchy struct {
 
 // hierarchies finds where a neighbour's CPU cgroup goes on this machine.
 func hierarchies() ([]hierarchy, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
 	var v1 []hierarchy
 	var v2 *hierarchy
-	for _, line := range strings.Split(string(b), "\n") {
-		pre, post, ok := strings.Cut(line, " - ")
-		pf, f := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(pf) < 5 || len(f) < 3 {
+	for _, m := range lab.CgroupMounts() {
+		if len(m.Options) == 0 {
 			continue
 		}
-		switch f[0] {
+		switch m.Type {
 		case "cgroup2":
 			if v2 == nil {
-				v2 = &hierarchy{mount: pf[4], usage: "cpu.stat"}
+				v2 = &hierarchy{mount: m.Point, usage: "cpu.stat"}
 			}
 		case "cgroup":
 			var ctls []string
-			for _, o := range strings.Split(f[2], ",") {
+			for _, o := range m.Options {
 				if o == "cpu" || o == "cpuacct" {
 					ctls = append(ctls, o)
 				}
@@ -50,7 +44,7 @@ func hierarchies() ([]hierarchy, error) {
 			if len(ctls) == 0 {
 				continue
 			}
-			h := hierarchy{mount: pf[4], controllers: ctls}
+			h := hierarchy{mount: m.Point, controllers: ctls}
 			for _, c := range ctls {
 				if c == "cpuacct" {
 					h.usage = "cpuacct.usage"

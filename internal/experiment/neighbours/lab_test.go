@@ -9,7 +9,9 @@ import (
 
 	"github.com/cnperf/cnperf/internal/experiment/neighbours"
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 )
@@ -32,8 +34,8 @@ func cgroupsOf(id string) []string {
 // quiet cell is set; nothing is left behind.
 func TestNeighboursLab(t *testing.T) {
 	labtest.NeedRoot(t)
-	plan := labtest.Plan(t, []runner.Case{{Network: "bridge", Placement: "same-host"}}, "tcp_stream")
-	plan.Neighbours = "busy:2"
+	plan := labrun.Plan(t, []plan.Case{{Network: "bridge", Placement: "same-host"}}, "tcp_stream")
+	plan.Options = map[string]string{"neighbours": "busy:2"}
 	plan.Repeat = 2
 	run := &result.Run{Environment: result.CaptureHost()}
 	err := runner.Execute(context.Background(), plan, run)
@@ -71,8 +73,8 @@ func TestNeighboursLab(t *testing.T) {
 // their cgroups, pods and processes are gone afterwards.
 func TestNeighboursInterrupted(t *testing.T) {
 	labtest.NeedRoot(t)
-	plan := labtest.Plan(t, []runner.Case{{Network: "bridge", Placement: "same-host"}}, "tcp_stream")
-	plan.Neighbours = "periodic:2:50%"
+	plan := labrun.Plan(t, []plan.Case{{Network: "bridge", Placement: "same-host"}}, "tcp_stream")
+	plan.Options = map[string]string{"neighbours": "periodic:2:50%"}
 	plan.Params.Duration = 20 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -24,17 +24,21 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/cleanup"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/measure"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
-	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 	"github.com/cnperf/cnperf/internal/workload/spin"
 )
 
-func init() { experiment.Register(Neighbours{}, 85) }
+func init() {
+	experiment.Register(Neighbours{}, 85)
+	cleanup.RegisterHostState("neighbours cgroups", cleanup.Func(CleanCgroups))
+}
 
 // Max bounds the neighbours (pods of busy/periodic, pairs of stream): the
 // lab runs every one as a process on this machine.
@@ -99,9 +103,22 @@ func (Neighbours) Summary() string {
 	return "noisy neighbours (--neighbours busy:N, periodic:N:P%, stream:N): every cell without and with them, the drop with its interval"
 }
 
+// Option is --neighbours.
+var Option = option.Spec{Name: "neighbours", Kind: option.String, Example: "busy:5",
+	Help:      "noisy neighbour pods beside the measured pair, every cell measured without and with them: busy:N (busy loops), periodic:N:P% (each wants P% of a CPU), stream:N (N other pairs streaming)",
+	AppliesTo: "the pair workloads (e.g. tcp_rr, tcp_stream; not rate steps, services or alltoall)"}
+
+// Options implements experiment.Optioner.
+// It reads --parallel and a --message-size list too, to refuse them: not
+// combined yet.
+func (Neighbours) Options() []option.Spec { return []option.Spec{Option, pairs.Flows, pairs.Sizes} }
+
+// SelectedBy implements experiment.Selector.
+func (Neighbours) SelectedBy() string { return "--neighbours" }
+
 // Claim takes the single-step agent workloads when neighbours are asked.
 func (Neighbours) Claim(p *experiment.Plan) []string {
-	if p.Neighbours == "" {
+	if p.Option(Option.Name) == "" {
 		return nil
 	}
 	var out []string
@@ -119,7 +136,13 @@ func (Neighbours) Claim(p *experiment.Plan) []string {
 
 // Validate implements experiment.Experiment.
 func (Neighbours) Validate(p *experiment.Plan, workloads []string) error {
-	if _, err := Parse(p.Neighbours); err != nil {
+	if p.Int(pairs.Flows.Name) > 1 {
+		return fmt.Errorf("--parallel cannot be combined with --neighbours yet; drop one of them (run them separately)")
+	}
+	if len(p.List(pairs.Sizes.Name)) > 1 {
+		return fmt.Errorf("a --message-size list cannot be combined with --neighbours yet; give one size (or run them separately)")
+	}
+	if _, err := Parse(p.Option(Option.Name)); err != nil {
 		return err
 	}
 	if _, err := hierarchies(); err != nil {
@@ -163,7 +186,7 @@ type unitState struct {
 // Units implements experiment.Experiment: the pairs' topology plus the
 // neighbours; each placement × workload a cell measuring both ways.
 func (Neighbours) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, error) {
-	sp, err := Parse(p.Neighbours)
+	sp, err := Parse(p.Option(Option.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -398,62 +421,12 @@ func setExtra(m *result.Metrics, k string, v float64) {
 // the ratio of its cell's main figure to the quiet cell's, paired by
 // round, with its interval and verdict (VsQuiet).
 func (Neighbours) Finish(run *result.Run) {
-	type cell struct {
-		idx          []int
-		noisy, quiet []float64
-		better       result.Better
-	}
-	quiet := map[result.CellKey]map[int]float64{}
-	cells := map[result.CellKey]*cell{}
-	var order []result.CellKey
-	for i, r := range run.Results {
-		if r.Error != "" || !strings.HasPrefix(r.Step, "neighbours=") {
-			continue
+	pairs.PairByRound(run, func(r result.Result) (result.CellKey, bool, bool) {
+		if !strings.HasPrefix(r.Step, "neighbours=") {
+			return result.CellKey{}, false, false
 		}
-		w, err := workload.Get(r.Workload)
-		if err != nil {
-			continue
-		}
-		f := w.Figures()[0]
-		v, ok := r.Metrics.Value(f.Key)
-		if !ok {
-			continue
-		}
-		k := r.Key()
-		if r.Step == StepQuiet {
-			if quiet[k] == nil {
-				quiet[k] = map[int]float64{}
-			}
-			quiet[k][r.Round] = v
-			continue
-		}
-		c := cells[k]
-		if c == nil {
-			c = &cell{better: f.Better}
-			cells[k] = c
-			order = append(order, k)
-		}
-		c.idx = append(c.idx, i)
-		c.noisy = append(c.noisy, v)
-	}
-	for _, k := range order {
-		c := cells[k]
-		qk := k
+		qk := r.Key()
 		qk.Step = StepQuiet
-		var a, b []float64
-		for j, i := range c.idx {
-			if qv, ok := quiet[qk][run.Results[i].Round]; ok {
-				a, b = append(a, c.noisy[j]), append(b, qv)
-			}
-		}
-		cmp, ok := stats.Paired(a, b, c.better, stats.Default)
-		if !ok {
-			continue
-		}
-		cmp.Against = qk
-		for _, i := range c.idx {
-			cp := cmp
-			run.Results[i].VsQuiet = &cp
-		}
-	}
+		return qk, r.Step == StepQuiet, true
+	}, func(r *result.Result, c result.Comparison) { r.VsQuiet = &c })
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/measure"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/stats"
@@ -32,6 +33,26 @@ func (Pairs) Summary() string {
 	return "a client and a server pod per placement, every workload between them (rr, stream, rate, qps)"
 }
 
+// Flows is --parallel, taken by the experiments that run pairs of flows
+// (parallel, and a size sweep's).
+var Flows = option.Spec{Name: "parallel", Kind: option.Int, Default: "1", Example: "4",
+	Help:      "stream and rr workloads: run N flows at once between each pair: aggregate, per-flow figures and Jain's fairness",
+	AppliesTo: "the pair workloads (e.g. tcp_rr, tcp_stream; not rate steps, services or alltoall)"}
+
+// Sizes is --message-size given as a list: more than one size sweeps
+// (one size is every workload's message size, a parameter of the run).
+var Sizes = option.Spec{Name: "message-size", Kind: option.Ints, Example: "64,1024,65536",
+	Help:      "message sizes in bytes to sweep, e.g. 64,256,1024,4096,16384,65536: one result per size",
+	AppliesTo: "the stream and rr workloads (a list of sizes)"}
+
+// Tuning is --tuning, the pair cells' host-tuning profiles.
+var Tuning = option.Spec{Name: "tuning", Kind: option.List, Example: "none,study", Alone: true,
+	Help:      "host tuning applied inside the lab's namespaces: none, study (seed 000's: NOTRACK, RPS/RFS, sysctls for many connections) or one part of it (study-sysctls, study-notrack, study-rps); a list (none,study) measures every pair cell with each, interleaved",
+	AppliesTo: "plain pair cells (e.g. tcp_rr, tcp_stream, http_rate, as the seed-latency suite does)"}
+
+// Options implements experiment.Optioner.
+func (Pairs) Options() []option.Spec { return []option.Spec{Tuning} }
+
 // Claim takes every workload registered as an agent workload.
 func (Pairs) Claim(p *experiment.Plan) []string {
 	var out []string
@@ -45,6 +66,11 @@ func (Pairs) Claim(p *experiment.Plan) []string {
 
 // Validate implements experiment.Experiment.
 func (Pairs) Validate(p *experiment.Plan, workloads []string) error {
+	if t := p.Option(Tuning.Name); t != "" {
+		if _, err := tuning.ParseList(t); err != nil {
+			return err
+		}
+	}
 	for _, name := range workloads {
 		w, err := workload.Get(name)
 		if err != nil {
@@ -102,7 +128,7 @@ func (Pairs) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, error)
 	ccpu, scpu := p.CPUs()
 	var units []sched.Unit
 	port := 5201
-	tunings := p.Tunings
+	tunings, _ := tuning.ParseList(p.Option(Tuning.Name))
 	if len(tunings) == 0 {
 		tunings = []string{""}
 	}
@@ -207,22 +233,83 @@ func ByNetwork(p *experiment.Plan) (order []string, placements map[string][]back
 	return order, placements
 }
 
+// Sweep is one variant of every cell of a sweep over the pairs (a
+// message size, a number of flows): how it is labelled and run, and what
+// it sets in the workload's parameters before their defaults (nil: none).
+type Sweep struct {
+	Variant
+	Set func(p *workload.Params)
+}
+
+// SweepUnits is the pairs' deployment per network, with a cell per
+// placement, workload and sweep variant, in that order: the units of the
+// size sweep and of the parallel flows.
+func SweepUnits(p *experiment.Plan, workloads []string, sweeps []Sweep) []sched.Unit {
+	order, byNet := ByNetwork(p)
+	ccpu, scpu := p.CPUs()
+	var units []sched.Unit
+	port := 5201
+	for _, net := range order {
+		topo, prs := Topology(net, byNet[net], ccpu, scpu)
+		u := sched.Unit{Name: net, Backend: p.Backend, Topology: topo, Skip: result.Skip{Network: net}}
+		for _, pr := range prs {
+			for _, name := range workloads {
+				w, _ := workload.Get(name)
+				for _, sw := range sweeps {
+					base := p.Params
+					if sw.Set != nil {
+						sw.Set(&base)
+					}
+					w.Defaults(&base)
+					u.Cells = append(u.Cells, VariantCell(string(pr.Placement)+" "+name+" "+sw.Step, w, base, pr.Placement, pr.Client, pr.Server, p.PinParam(), &port, sw.Variant))
+				}
+			}
+		}
+		units = append(units, u)
+	}
+	return units
+}
+
 // Finish implements experiment.Finisher: with --tuning none and another
 // profile, every tuned result gets the ratio of its cell's main figure to
 // the same cell untuned (tuning=none), paired by round, with its interval
 // and verdict (VsUntuned).
 func (Pairs) Finish(run *result.Run) {
+	PairByRound(run, func(r result.Result) (result.CellKey, bool, bool) {
+		_, prof := tuning.StepOf(r.Step)
+		if prof == "" {
+			return result.CellKey{}, false, false
+		}
+		uk := r.Key()
+		uk.Step = tuning.WithProfile(uk.Step, tuning.None)
+		return uk, prof == tuning.None, true
+	}, func(r *result.Result, c result.Comparison) { r.VsUntuned = &c })
+}
+
+// PairByRound compares cells of run with reference cells measured beside
+// them in the same rounds: every cell's main figure with its reference's,
+// paired by round (stats.Paired: the ratio with its interval and
+// verdict), given to each of the cell's results through set. part says
+// how a result takes part: not at all (ok false), as a reference (ref),
+// or as a cell compared with the reference cell against. The noisy
+// neighbours' cells against the quiet ones and the tuned cells against
+// the untuned ones are both compared so.
+func PairByRound(run *result.Run, part func(r result.Result) (against result.CellKey, ref, ok bool), set func(r *result.Result, c result.Comparison)) {
 	type cell struct {
-		idx    []int
-		vals   []float64
-		better result.Better
+		idx     []int
+		vals    []float64
+		better  result.Better
+		against result.CellKey
 	}
-	untuned := map[result.CellKey]map[int]float64{}
+	refs := map[result.CellKey]map[int]float64{}
 	cells := map[result.CellKey]*cell{}
 	var order []result.CellKey
 	for i, r := range run.Results {
-		_, prof := tuning.StepOf(r.Step)
-		if r.Error != "" || prof == "" {
+		if r.Error != "" {
+			continue
+		}
+		against, ref, ok := part(r)
+		if !ok {
 			continue
 		}
 		w, err := workload.Get(r.Workload)
@@ -235,16 +322,16 @@ func (Pairs) Finish(run *result.Run) {
 			continue
 		}
 		k := r.Key()
-		if prof == tuning.None {
-			if untuned[k] == nil {
-				untuned[k] = map[int]float64{}
+		if ref {
+			if refs[k] == nil {
+				refs[k] = map[int]float64{}
 			}
-			untuned[k][r.Round] = v
+			refs[k][r.Round] = v
 			continue
 		}
 		c := cells[k]
 		if c == nil {
-			c = &cell{better: f.Better}
+			c = &cell{better: f.Better, against: against}
 			cells[k] = c
 			order = append(order, k)
 		}
@@ -253,22 +340,19 @@ func (Pairs) Finish(run *result.Run) {
 	}
 	for _, k := range order {
 		c := cells[k]
-		uk := k
-		uk.Step = tuning.WithProfile(k.Step, tuning.None)
 		var a, b []float64
 		for j, i := range c.idx {
-			if uv, ok := untuned[uk][run.Results[i].Round]; ok {
-				a, b = append(a, c.vals[j]), append(b, uv)
+			if rv, ok := refs[c.against][run.Results[i].Round]; ok {
+				a, b = append(a, c.vals[j]), append(b, rv)
 			}
 		}
 		cmp, ok := stats.Paired(a, b, c.better, stats.Default)
 		if !ok {
 			continue
 		}
-		cmp.Against = uk
+		cmp.Against = c.against
 		for _, i := range c.idx {
-			cp := cmp
-			run.Results[i].VsUntuned = &cp
+			set(&run.Results[i], cmp)
 		}
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 )
@@ -17,8 +19,8 @@ func TestMain(m *testing.M) { labtest.Main(m) }
 // and Jain's index lies in [1/3, 1].
 func TestParallelLab(t *testing.T) {
 	labtest.NeedRoot(t)
-	plan := labtest.Plan(t, []runner.Case{{Network: "bridge", Placement: "same-host"}}, "tcp_stream", "tcp_rr")
-	plan.Parallel = 3
+	plan := labrun.Plan(t, []plan.Case{{Network: "bridge", Placement: "same-host"}}, "tcp_stream", "tcp_rr")
+	plan.Options = map[string]string{"parallel": "3"}
 	run := &result.Run{Environment: result.CaptureHost()}
 	err := runner.Execute(context.Background(), plan, run)
 	labtest.AssertClean(t, plan.Lab.ID)

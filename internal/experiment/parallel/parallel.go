@@ -13,7 +13,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
-	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -38,10 +38,16 @@ func (Parallel) Summary() string {
 // Step labels the results of n flows.
 func Step(n int) string { return "flows=" + strconv.Itoa(n) }
 
+// Options implements experiment.Optioner: --parallel.
+func (Parallel) Options() []option.Spec { return []option.Spec{pairs.Flows} }
+
+// SelectedBy implements experiment.Selector.
+func (Parallel) SelectedBy() string { return "--parallel flows" }
+
 // Claim takes the single-step agent workloads (streams, rr) when the plan
 // asks for more than one flow.
 func (Parallel) Claim(p *experiment.Plan) []string {
-	if p.Parallel < 2 {
+	if p.Int(pairs.Flows.Name) < 2 {
 		return nil
 	}
 	var out []string
@@ -59,32 +65,16 @@ func (Parallel) Claim(p *experiment.Plan) []string {
 
 // Validate implements experiment.Experiment.
 func (Parallel) Validate(p *experiment.Plan, workloads []string) error {
-	if p.Parallel > Max {
-		return fmt.Errorf("--parallel %d: at most %d flows at once; use --parallel 2 to %d", p.Parallel, Max, Max)
+	if n := p.Int(pairs.Flows.Name); n > Max {
+		return fmt.Errorf("--parallel %d: at most %d flows at once; use --parallel 2 to %d", n, Max, Max)
 	}
 	return pairs.Pairs{}.Validate(p, workloads)
 }
 
 // Units implements experiment.Experiment: the pairs' topology, each cell
-// run with p.Parallel flows.
+// run with --parallel flows.
 func (Parallel) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, error) {
-	order, byNet := pairs.ByNetwork(p)
-	ccpu, scpu := p.CPUs()
-	var units []sched.Unit
-	port := 5201
-	v := pairs.Variant{Step: Step(p.Parallel), Flows: p.Parallel}
-	for _, net := range order {
-		topo, prs := pairs.Topology(net, byNet[net], ccpu, scpu)
-		u := sched.Unit{Name: net, Backend: p.Backend, Topology: topo, Skip: result.Skip{Network: net}}
-		for _, pr := range prs {
-			for _, name := range workloads {
-				w, _ := workload.Get(name)
-				base := p.Params
-				w.Defaults(&base)
-				u.Cells = append(u.Cells, pairs.VariantCell(string(pr.Placement)+" "+name+" "+v.Step, w, base, pr.Placement, pr.Client, pr.Server, p.PinParam(), &port, v))
-			}
-		}
-		units = append(units, u)
-	}
-	return units, nil
+	flows := p.Int(pairs.Flows.Name)
+	v := pairs.Variant{Step: Step(flows), Flows: flows}
+	return pairs.SweepUnits(p, workloads, []pairs.Sweep{{Variant: v}}), nil
 }

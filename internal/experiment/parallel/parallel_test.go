@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,10 +12,10 @@ import (
 
 func TestClaimValidateUnits(t *testing.T) {
 	cases := []experiment.Case{{Network: "host-gw", Placement: backend.CrossHost}}
-	if got := (Parallel{}).Claim(&experiment.Plan{Cases: cases, Workloads: []string{"tcp_rr"}, Parallel: 1}); got != nil {
+	if got := (Parallel{}).Claim(&experiment.Plan{Cases: cases, Workloads: []string{"tcp_rr"}, Options: map[string]string{"parallel": "1"}}); got != nil {
 		t.Errorf("one flow claimed %v; the pairs experiment measures it", got)
 	}
-	p := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_rr", "udp_stream", "http_rate"}, Parallel: 4}
+	p := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_rr", "udp_stream", "http_rate"}, Options: map[string]string{"parallel": "4"}}
 	ws := (Parallel{}).Claim(p)
 	if strings.Join(ws, ",") != "tcp_rr,udp_stream" {
 		t.Fatalf("claimed %v", ws)
@@ -23,9 +24,9 @@ func TestClaimValidateUnits(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := *p
-	big.Parallel = Max + 1
+	big.Options = map[string]string{"parallel": strconv.Itoa(Max + 1)}
 	if err := (Parallel{}).Validate(&big, ws); err == nil || !strings.Contains(err.Error(), "--parallel") {
-		t.Errorf("--parallel %d: %v", big.Parallel, err)
+		t.Errorf("--parallel %d: %v", Max+1, err)
 	}
 	units, err := (Parallel{}).Units(p, ws)
 	if err != nil || len(units) != 1 || len(units[0].Cells) != 2 {

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 )
@@ -17,8 +19,8 @@ func TestMain(m *testing.M) { labtest.Main(m) }
 // second at 16 KiB than at 64 B.
 func TestSweepLab(t *testing.T) {
 	labtest.NeedRoot(t)
-	plan := labtest.Plan(t, []runner.Case{{Network: "host-gw", Placement: "cross-host"}}, "tcp_stream", "udp_stream")
-	plan.MessageSizes = []int{64, 16384}
+	plan := labrun.Plan(t, []plan.Case{{Network: "host-gw", Placement: "cross-host"}}, "tcp_stream", "udp_stream")
+	plan.Options = map[string]string{"message-size": "64,16384"}
 	run := &result.Run{Environment: result.CaptureHost()}
 	err := runner.Execute(context.Background(), plan, run)
 	labtest.AssertClean(t, plan.Lab.ID)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
-	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -36,10 +36,17 @@ func (Sizes) Summary() string {
 // Step labels the results of one size.
 func Step(size int) string { return "size=" + strconv.Itoa(size) }
 
+// Options implements experiment.Optioner: the sizes, and --parallel
+// flows at each size.
+func (Sizes) Options() []option.Spec { return []option.Spec{pairs.Sizes, pairs.Flows} }
+
+// SelectedBy implements experiment.Selector.
+func (Sizes) SelectedBy() string { return "a --message-size sweep" }
+
 // Claim takes the single-step agent workloads (streams, rr) when the plan
 // sweeps more than one size.
 func (Sizes) Claim(p *experiment.Plan) []string {
-	if len(p.MessageSizes) < 2 {
+	if len(p.Ints(pairs.Sizes.Name)) < 2 {
 		return nil
 	}
 	var out []string
@@ -60,7 +67,7 @@ func (Sizes) Claim(p *experiment.Plan) []string {
 // range).
 func (Sizes) Validate(p *experiment.Plan, workloads []string) error {
 	seen := map[int]bool{}
-	for _, size := range p.MessageSizes {
+	for _, size := range p.Ints(pairs.Sizes.Name) {
 		if size <= 0 {
 			return fmt.Errorf("--message-size %d: sizes must be positive, e.g. --message-size 64,1024,65536", size)
 		}
@@ -84,29 +91,14 @@ func (Sizes) Validate(p *experiment.Plan, workloads []string) error {
 // Units implements experiment.Experiment: one deployment per network, a
 // cell per placement, workload and size.
 func (Sizes) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, error) {
-	order, byNet := pairs.ByNetwork(p)
-	ccpu, scpu := p.CPUs()
-	var units []sched.Unit
-	port := 5201
-	for _, net := range order {
-		topo, prs := pairs.Topology(net, byNet[net], ccpu, scpu)
-		u := sched.Unit{Name: net, Backend: p.Backend, Topology: topo, Skip: result.Skip{Network: net}}
-		for _, pr := range prs {
-			for _, name := range workloads {
-				w, _ := workload.Get(name)
-				for _, size := range p.MessageSizes {
-					base := p.Params
-					base.MessageSize = size
-					w.Defaults(&base)
-					v := pairs.Variant{Step: Step(size), Flows: p.Parallel}
-					if p.Parallel > 1 {
-						v.Step += " flows=" + strconv.Itoa(p.Parallel)
-					}
-					u.Cells = append(u.Cells, pairs.VariantCell(string(pr.Placement)+" "+name+" "+v.Step, w, base, pr.Placement, pr.Client, pr.Server, p.PinParam(), &port, v))
-				}
-			}
+	flows := p.Int(pairs.Flows.Name)
+	var sweeps []pairs.Sweep
+	for _, size := range p.Ints(pairs.Sizes.Name) {
+		v := pairs.Variant{Step: Step(size), Flows: flows}
+		if flows > 1 {
+			v.Step += " flows=" + strconv.Itoa(flows)
 		}
-		units = append(units, u)
+		sweeps = append(sweeps, pairs.Sweep{Variant: v, Set: func(pp *workload.Params) { pp.MessageSize = size }})
 	}
-	return units, nil
+	return pairs.SweepUnits(p, workloads, sweeps), nil
 }

@@ -11,11 +11,11 @@ import (
 
 func TestClaimValidateUnits(t *testing.T) {
 	cases := []experiment.Case{{Network: "baseline", Placement: backend.CrossHost}, {Network: "vxlan", Placement: backend.CrossHost}}
-	one := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_stream"}, MessageSizes: []int{1024}}
+	one := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_stream"}, Options: map[string]string{"message-size": "1024"}}
 	if got := (Sizes{}).Claim(one); got != nil {
 		t.Errorf("one size claimed %v; the pairs experiment measures it", got)
 	}
-	p := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_stream", "udp_rr", "http_rate"}, MessageSizes: []int{64, 65507}}
+	p := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_stream", "udp_rr", "http_rate"}, Options: map[string]string{"message-size": "64,65507"}}
 	ws := (Sizes{}).Claim(p)
 	if strings.Join(ws, ",") != "tcp_stream,udp_rr" {
 		t.Fatalf("claimed %v, want the single-step workloads", ws)
@@ -24,18 +24,18 @@ func TestClaimValidateUnits(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		sizes []int
+		sizes string
 		wl    string
 		want  string
 	}{
-		{[]int{64, 0}, "tcp_stream", "positive"},
-		{[]int{64, 65536}, "udp_stream", "--message-size 65536: udp_stream"},
-		{[]int{64, 64}, "tcp_stream", "twice"},
+		{"64,0", "tcp_stream", "positive"},
+		{"64,65536", "udp_stream", "--message-size 65536: udp_stream"},
+		{"64,64", "tcp_stream", "twice"},
 	} {
-		q := &experiment.Plan{Cases: cases, Workloads: []string{tc.wl}, MessageSizes: tc.sizes}
+		q := &experiment.Plan{Cases: cases, Workloads: []string{tc.wl}, Options: map[string]string{"message-size": tc.sizes}}
 		err := (Sizes{}).Validate(q, []string{tc.wl})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v %s: %v, want an error with %q", tc.sizes, tc.wl, err, tc.want)
+			t.Errorf("%s %s: %v, want an error with %q", tc.sizes, tc.wl, err, tc.want)
 		}
 	}
 	units, err := (Sizes{}).Units(p, ws)

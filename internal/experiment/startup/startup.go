@@ -16,6 +16,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -84,13 +85,17 @@ func (Startup) Claim(p *experiment.Plan) []string {
 	return out
 }
 
-// TakesFlag implements experiment.FlagTaker: --startup-pods is its own.
-func (Startup) TakesFlag(name string) bool { return name == "startup-pods" }
+// Pods is --startup-pods.
+var Pods = option.Spec{Name: "startup-pods", Kind: option.Int, Example: "10",
+	Help: "startup: pods created per round (default 10, the paper's mean of 10)"}
+
+// Options implements experiment.Optioner.
+func (Startup) Options() []option.Spec { return []option.Spec{Pods} }
 
 // Validate implements experiment.Experiment.
 func (Startup) Validate(p *experiment.Plan, _ []string) error {
-	if p.StartupPods < 0 || p.StartupPods > 1000 {
-		return fmt.Errorf("--startup-pods %d; use 1 to 1000", p.StartupPods)
+	if n := p.Int(Pods.Name); n < 0 || n > 1000 {
+		return fmt.Errorf("--startup-pods %d; use 1 to 1000", n)
 	}
 	return nil
 }
@@ -98,7 +103,7 @@ func (Startup) Validate(p *experiment.Plan, _ []string) error {
 // Units implements experiment.Experiment: one deployment per network, a
 // cell per placement.
 func (Startup) Units(p *experiment.Plan, kinds []string) ([]sched.Unit, error) {
-	n := p.StartupPods
+	n := p.Int(Pods.Name)
 	if n == 0 {
 		n = DefaultPods
 	}

@@ -10,49 +10,15 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"runtime"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
-)
 
-// SocketIn opens a socket inside network namespace ns (a name under
-// /run/netns, or a path such as /proc/PID/ns/net): the calling thread
-// enters ns, makes the socket, and returns to its own namespace (a socket
-// stays in the namespace it was made in). The thread is locked throughout
-// and, should returning fail, never unlocked, so Go retires it.
-func SocketIn(ns string, domain, typ, proto int) (int, error) {
-	runtime.LockOSThread()
-	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return -1, err
-	}
-	defer unix.Close(orig)
-	path := ns
-	if !strings.HasPrefix(ns, "/") {
-		path = "/run/netns/" + ns
-	}
-	target, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return -1, err
-	}
-	defer unix.Close(target)
-	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return -1, err
-	}
-	fd, serr := unix.Socket(domain, typ|unix.SOCK_CLOEXEC, proto)
-	if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-		return -1, fmt.Errorf("returning from %s: %w", ns, err) // thread stays locked and dies
-	}
-	runtime.UnlockOSThread()
-	return fd, serr
-}
+	"github.com/cnperf/cnperf/internal/lab"
+)
 
 // ids tells apart the probes of one process: each socket's requests carry
 // an identifier of their own, so that two probes in one namespace never
@@ -64,7 +30,7 @@ func nextID() uint16 { return uint16(os.Getpid()*31) + uint16(ids.Add(1)) }
 // FirstReply sends ICMP echo requests to dst from inside namespace ns every
 // 5 ms until one is answered, and returns when the reply arrived.
 func FirstReply(ctx context.Context, ns string, dst netip.Addr, limit time.Duration) (time.Time, error) {
-	fd, err := SocketIn(ns, unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)
+	fd, err := lab.SocketIn(ns, unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("probe socket in %s: %w", ns, err)
 	}
@@ -107,7 +73,7 @@ func FirstReply(ctx context.Context, ns string, dst netip.Addr, limit time.Durat
 // until all have or limit has passed. It returns when each answered
 // first; the error names those that never did.
 func Sweep(ctx context.Context, ns string, targets []netip.Addr, interval, limit time.Duration) (map[netip.Addr]time.Time, error) {
-	fd, err := SocketIn(ns, unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)
+	fd, err := lab.SocketIn(ns, unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)
 	if err != nil {
 		return nil, fmt.Errorf("probe socket in %s: %w", ns, err)
 	}

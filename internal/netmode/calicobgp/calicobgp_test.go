@@ -15,6 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
 
@@ -123,11 +124,11 @@ func TestStaticCommands(t *testing.T) {
 func TestEndToEnd(t *testing.T) {
 	for _, opt := range []string{"mesh", "rr"} {
 		t.Run(opt, func(t *testing.T) {
-			labtest.Run(t, "calico-bgp", labtest.Options{Lab: lab.Config{Hosts: 3, ModeOptions: map[string]string{"bgp": opt}}})
+			labrun.Run(t, "calico-bgp", labrun.Options{Lab: lab.Config{Hosts: 3, ModeOptions: map[string]string{"bgp": opt}}})
 		})
 	}
 	t.Run("controlplane-off", func(t *testing.T) {
-		labtest.Run(t, "calico-bgp", labtest.Options{
+		labrun.Run(t, "calico-bgp", labrun.Options{
 			Lab: lab.Config{ModeOptions: map[string]string{"controlplane": "off"}}, Workloads: []string{"tcp_rr"},
 		})
 	})

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
 
@@ -42,5 +42,5 @@ func TestMissingKernelOption(t *testing.T) {
 // TestEndToEnd runs where the kernel has IP-in-IP, and skips with the
 // missing option named elsewhere.
 func TestEndToEnd(t *testing.T) {
-	labtest.Run(t, "calico-ipip", labtest.Options{})
+	labrun.Run(t, "calico-ipip", labrun.Options{})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/netmode/hostgw"
 )
 
@@ -84,7 +85,7 @@ func TestNeedsRoutedLab(t *testing.T) {
 }
 
 func TestEndToEnd(t *testing.T) {
-	labtest.Run(t, "cloud-routed", labtest.Options{})
+	labrun.Run(t, "cloud-routed", labrun.Options{})
 }
 
 // TestLimitLeavesNothing: past the limit, a real run fails with the reason

@@ -14,16 +14,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/lab"
 )
@@ -110,7 +106,7 @@ func Run(ctx context.Context, l *lab.Lab, h *lab.Host, command, typ, containerID
 	cmd.Stdin = bytes.NewReader(conf)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := inNS(h.NetNS, cmd.Start); err != nil {
+	if err := lab.InNetNS(h.NetNS, cmd.Start); err != nil {
 		return Result{}, fmt.Errorf("starting %s %s: %w", typ, command, err)
 	}
 	if err := cmd.Wait(); err != nil {
@@ -133,34 +129,4 @@ func Run(ctx context.Context, l *lab.Lab, h *lab.Host, command, typ, containerID
 		return Result{}, fmt.Errorf("CNI %s ADD: address %q: %w", typ, res.IPs[0].Address, err)
 	}
 	return Result{IP: p.Addr()}, nil
-}
-
-// inNS runs fn (which forks a process) with the calling thread in
-// namespace ns: the child is made from this thread and so starts there.
-// The thread returns to its own namespace before it is unlocked; should
-// that fail it stays locked and Go retires it.
-func inNS(ns string, fn func() error) error {
-	runtime.LockOSThread()
-	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer unix.Close(orig)
-	target, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer unix.Close(target)
-	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	ferr := fn()
-	if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-		return errors.Join(ferr, fmt.Errorf("returning from %s: %w", ns, err))
-	}
-	runtime.UnlockOSThread()
-	return ferr
 }

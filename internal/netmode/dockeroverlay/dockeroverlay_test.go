@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/ctrlplane/etcd"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 
@@ -20,11 +22,11 @@ import (
 
 // TestLab is the standard integration test: every placement with tcp_rr,
 // tcp_stream and udp_rr over a real etcd, and nothing left behind.
-func TestLab(t *testing.T) { labtest.Mode(t, "docker-overlay") }
+func TestLab(t *testing.T) { labrun.Mode(t, "docker-overlay") }
 
 // TestLabStatic runs without the control plane (static mappings).
 func TestLabStatic(t *testing.T) {
-	labtest.Run(t, "docker-overlay", labtest.Options{Lab: lab.Config{ModeOptions: map[string]string{"controlplane": "off"}}})
+	labrun.Run(t, "docker-overlay", labrun.Options{Lab: lab.Config{ModeOptions: map[string]string{"controlplane": "off"}}})
 }
 
 func TestGolden(t *testing.T) {
@@ -46,7 +48,7 @@ func TestMissingEtcd(t *testing.T) {
 	old := etcd.LookPath
 	etcd.LookPath = func(string) (string, error) { return "", exec.ErrNotFound }
 	t.Cleanup(func() { etcd.LookPath = old })
-	plan := labtest.Plan(t, []runner.Case{{Network: "docker-overlay", Placement: netmode.CrossHost}}, "tcp_rr")
+	plan := labrun.Plan(t, []plan.Case{{Network: "docker-overlay", Placement: netmode.CrossHost}}, "tcp_rr")
 	err := runner.Execute(context.Background(), plan, &result.Run{Environment: result.CaptureHost()})
 	labtest.AssertClean(t, plan.Lab.ID)
 	if !errors.Is(err, etcd.ErrNoEtcd) || !strings.Contains(err.Error(), "apt-get install etcd-server") || !strings.Contains(err.Error(), "controlplane=off") {

@@ -23,8 +23,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
-	"runtime"
 	"sync"
 	"time"
 
@@ -32,7 +30,6 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
-	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/iproute"
@@ -305,7 +302,7 @@ func (k *kernelDP) setupHost(_ context.Context, l *lab.Lab, h *lab.Host) error {
 		l.OnTeardown(func() error { return k.release(l) })
 	}
 	var idx int
-	err := inNS(h.NetNS, func() error {
+	err := lab.InNetNS(h.NetNS, func() error {
 		ifc, err := net.InterfaceByName(h.Dev)
 		if err != nil {
 			return err
@@ -334,7 +331,7 @@ func (k *kernelDP) addEndpoint(_ context.Context, l *lab.Lab, h *lab.Host, ep En
 	if d == nil {
 		return fmt.Errorf("no datapath on %s: Setup did not run", h.Name)
 	}
-	return inNS(h.NetNS, func() error {
+	return lab.InNetNS(h.NetNS, func() error {
 		ifc, err := net.InterfaceByName(ep.HostVeth)
 		if err != nil {
 			return err
@@ -414,32 +411,4 @@ func mask(bits int) uint32 {
 	var b [4]byte
 	binary.BigEndian.PutUint32(b[:], ^uint32(0)<<(32-bits))
 	return binary.NativeEndian.Uint32(b[:])
-}
-
-// inNS runs fn on a thread inside namespace ns, then moves the thread back;
-// a thread that cannot be moved back is left locked, so Go retires it.
-func inNS(ns string, fn func() error) error {
-	runtime.LockOSThread()
-	orig, err := os.Open("/proc/thread-self/ns/net")
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer orig.Close()
-	target, err := os.Open("/run/netns/" + ns)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer target.Close()
-	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("entering %s: %w", ns, err)
-	}
-	ferr := fn()
-	if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("leaving %s: %w", ns, err)
-	}
-	runtime.UnlockOSThread()
-	return ferr
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
 
@@ -104,7 +105,7 @@ func TestByteOrder(t *testing.T) {
 }
 
 func TestEndToEnd(t *testing.T) {
-	labtest.Run(t, "ebpf", labtest.Options{})
+	labrun.Run(t, "ebpf", labrun.Options{})
 }
 
 // TestDatapath checks that pod traffic really takes the BPF path (the
@@ -239,7 +240,7 @@ func txPackets(t *testing.T, ns, dev string) uint64 {
 // inside their namespaces) and bounces n messages.
 func exchange(from, to *lab.Pod, n int) error {
 	var ln net.Listener
-	if err := inNS(to.NetNS, func() (err error) {
+	if err := lab.InNetNS(to.NetNS, func() (err error) {
 		ln, err = net.Listen("tcp", net.JoinHostPort(to.IP.String(), "7000"))
 		return err
 	}); err != nil {
@@ -255,7 +256,7 @@ func exchange(from, to *lab.Pod, n int) error {
 		_, _ = io.Copy(c, c)
 	}()
 	var c net.Conn
-	if err := inNS(from.NetNS, func() (err error) {
+	if err := lab.InNetNS(from.NetNS, func() (err error) {
 		c, err = net.DialTimeout("tcp", net.JoinHostPort(to.IP.String(), "7000"), 2*time.Second)
 		return err
 	}); err != nil {

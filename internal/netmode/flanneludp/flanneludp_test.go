@@ -6,6 +6,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
 	"github.com/cnperf/cnperf/internal/tund"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
@@ -20,13 +21,13 @@ func useBuiltCnperf(t *testing.T) {
 // TestLab is the standard integration test over leases in a real etcd.
 func TestLab(t *testing.T) {
 	useBuiltCnperf(t)
-	labtest.Mode(t, "flannel-udp")
+	labrun.Mode(t, "flannel-udp")
 }
 
 // TestLabStatic runs the daemons with static routes, no etcd.
 func TestLabStatic(t *testing.T) {
 	useBuiltCnperf(t)
-	labtest.Run(t, "flannel-udp", labtest.Options{Lab: lab.Config{ModeOptions: map[string]string{"controlplane": "off"}}})
+	labrun.Run(t, "flannel-udp", labrun.Options{Lab: lab.Config{ModeOptions: map[string]string{"controlplane": "off"}}})
 }
 
 func TestGolden(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
 
@@ -36,5 +36,5 @@ func TestMissingKernelOption(t *testing.T) {
 }
 
 func TestEndToEnd(t *testing.T) {
-	labtest.Run(t, "gre", labtest.Options{})
+	labrun.Run(t, "gre", labrun.Options{})
 }

@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -68,7 +69,7 @@ func TestMissingKernelOption(t *testing.T) {
 
 func TestEndToEnd(t *testing.T) {
 	for _, name := range []string{"ipvlan", "ipvlan-l3"} {
-		t.Run(name, func(t *testing.T) { labtest.Run(t, name, labtest.Options{}) })
+		t.Run(name, func(t *testing.T) { labrun.Run(t, name, labrun.Options{}) })
 	}
 }
 
@@ -79,8 +80,8 @@ func TestSkippedInComparison(t *testing.T) {
 	if netmode.Check(m) == nil {
 		t.Skip("this kernel has CONFIG_IPVLAN")
 	}
-	plan := runner.Plan{
-		Cases:     []runner.Case{{Network: "ipvlan", Placement: netmode.CrossHost}, {Network: "ipvlan-l3", Placement: netmode.SameHost}},
+	plan := plan.Plan{
+		Cases:     []plan.Case{{Network: "ipvlan", Placement: netmode.CrossHost}, {Network: "ipvlan-l3", Placement: netmode.SameHost}},
 		Workloads: []string{"tcp_rr"},
 		Params:    workload.Params{Duration: 100 * time.Millisecond},
 		Agent:     []string{"/nonexistent"},

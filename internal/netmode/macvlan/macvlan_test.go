@@ -6,7 +6,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
-	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 )
 
 func TestCommands(t *testing.T) {
@@ -28,5 +28,5 @@ func TestCommands(t *testing.T) {
 }
 
 func TestEndToEnd(t *testing.T) {
-	labtest.Run(t, "macvlan", labtest.Options{})
+	labrun.Run(t, "macvlan", labrun.Options{})
 }

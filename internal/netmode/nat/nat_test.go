@@ -4,10 +4,11 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
 )
 
-func TestLab(t *testing.T) { labtest.Mode(t, "nat") }
+func TestLab(t *testing.T) { labrun.Mode(t, "nat") }
 
 func TestGolden(t *testing.T) { labtest.Golden(t, "nat") }

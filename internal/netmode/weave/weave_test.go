@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 
@@ -25,13 +27,13 @@ func useBuiltCnperf(t *testing.T) {
 // TestLab is the standard integration test, unencrypted.
 func TestLab(t *testing.T) {
 	useBuiltCnperf(t)
-	labtest.Mode(t, "weave")
+	labrun.Mode(t, "weave")
 }
 
 // TestLabEncrypted seals the tunnel with AES-GCM.
 func TestLabEncrypted(t *testing.T) {
 	useBuiltCnperf(t)
-	labtest.Run(t, "weave", labtest.Options{Lab: lab.Config{ModeOptions: map[string]string{"encrypt": "aes-gcm"}}})
+	labrun.Run(t, "weave", labrun.Options{Lab: lab.Config{ModeOptions: map[string]string{"encrypt": "aes-gcm"}}})
 }
 
 func TestGolden(t *testing.T) {
@@ -54,7 +56,7 @@ func TestDaemonFails(t *testing.T) {
 	labtest.NeedRoot(t)
 	tund.Binary = "/nonexistent/cnperf"
 	t.Cleanup(func() { tund.Binary = "" })
-	plan := labtest.Plan(t, []runner.Case{{Network: "weave", Placement: netmode.CrossHost}}, "tcp_rr")
+	plan := labrun.Plan(t, []plan.Case{{Network: "weave", Placement: netmode.CrossHost}}, "tcp_rr")
 	err := runner.Execute(context.Background(), plan, &result.Run{Environment: result.CaptureHost()})
 	labtest.AssertClean(t, plan.Lab.ID)
 	if err == nil || !strings.Contains(err.Error(), "weave-h1 exited") {

@@ -10,12 +10,13 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
-	"runtime"
 	"strings"
 
 	"github.com/cilium/ebpf"
-	"github.com/cnperf/cnperf/internal/svc"
 	"golang.org/x/sys/unix"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/svc"
 )
 
 // SvcKey mirrors struct svc_key: addresses and ports in network order.
@@ -106,20 +107,8 @@ func Fill(servicesMap, backendsMap *ebpf.Map, services []svc.Service, prev map[S
 
 // Cgroup2Mount finds where the cgroup v2 hierarchy is mounted.
 func Cgroup2Mount() (string, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		pre, post, ok := strings.Cut(line, " - ")
-		if !ok {
-			continue
-		}
-		if f := strings.Fields(post); len(f) > 0 && f[0] == "cgroup2" {
-			if pf := strings.Fields(pre); len(pf) >= 5 {
-				return pf[4], nil
-			}
-		}
+	if m := lab.Cgroup2Mount(); m != "" {
+		return m, nil
 	}
 	return "", errors.New("no cgroup v2 mount; socket load balancing needs one (mount -t cgroup2 none /sys/fs/cgroup)")
 }
@@ -136,34 +125,4 @@ func ProcCgroup(pid int) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("process %d has no cgroup v2 membership", pid)
-}
-
-// InNS runs f on an OS thread switched into the network namespace at path
-// (/run/netns/NAME). Sockets and links made in f belong to that namespace.
-func InNS(path string, f func() error) error {
-	runtime.LockOSThread()
-	self, err := os.Open("/proc/thread-self/ns/net")
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer self.Close()
-	target, err := os.Open(path)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("opening namespace: %w", err)
-	}
-	defer target.Close()
-	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("entering namespace %s: %w", path, err)
-	}
-	ferr := f()
-	if err := unix.Setns(int(self.Fd()), unix.CLONE_NEWNET); err != nil {
-		// The thread stays in the wrong namespace: never unlock it, so the
-		// runtime retires it with the goroutine.
-		return errors.Join(ferr, fmt.Errorf("leaving namespace %s: %w", path, err))
-	}
-	runtime.UnlockOSThread()
-	return ferr
 }

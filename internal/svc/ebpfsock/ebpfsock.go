@@ -22,6 +22,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/cnperf/cnperf/internal/cleanup"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
@@ -29,7 +30,10 @@ import (
 	"github.com/cnperf/cnperf/internal/svc/bpfmaps"
 )
 
-func init() { svc.Register(func() svc.LB { return &LB{} }) }
+func init() {
+	svc.Register(func() svc.LB { return &LB{} })
+	cleanup.RegisterHostState("ebpf-socket cgroup", cleanup.Func(CleanCgroup))
+}
 
 // LB is the socket load balancer.
 type LB struct {

@@ -25,7 +25,7 @@ func TestUDPRoot(t *testing.T) {
 	e := svctest.NewEnv(t)
 	b := e.Backends[0]
 	var pc net.PacketConn
-	if err := bpfmaps.InNS("/run/netns/"+b.NetNS, func() error {
+	if err := lab.InNetNS(b.NetNS, func() error {
 		var err error
 		pc, err = net.ListenPacket("udp4", ":5353")
 		return err
@@ -52,7 +52,7 @@ func TestUDPRoot(t *testing.T) {
 	}
 	var uc net.PacketConn
 	var cc net.Conn
-	if err := bpfmaps.InNS("/run/netns/"+e.Client.NetNS, func() error {
+	if err := lab.InNetNS(e.Client.NetNS, func() error {
 		var err error
 		if uc, err = net.ListenPacket("udp4", ":0"); err != nil {
 			return err

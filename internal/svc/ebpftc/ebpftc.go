@@ -19,6 +19,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/svc"
@@ -116,7 +118,7 @@ func (lb *LB) Sync(ctx context.Context, c *svc.Cluster, services []svc.Service) 
 }
 
 func (lb *LB) attach(spec *ebpf.CollectionSpec, cl svc.Client) error {
-	return bpfmaps.InNS("/run/netns/"+cl.Pod.NetNS, func() error {
+	return lab.InNetNS(cl.Pod.NetNS, func() error {
 		dev, err := net.InterfaceByName(cl.Pod.Dev)
 		if err != nil {
 			return err

@@ -113,7 +113,7 @@ func NewEnv(tb testing.TB) *Env {
 func Serve(tb testing.TB, pod *lab.Pod) {
 	tb.Helper()
 	var ln net.Listener
-	err := bpfmaps.InNS("/run/netns/"+pod.NetNS, func() error {
+	err := lab.InNetNS(pod.NetNS, func() error {
 		var err error
 		ln, err = net.Listen("tcp4", fmt.Sprintf(":%d", BackendPort))
 		return err
@@ -155,7 +155,7 @@ func Service(tb testing.TB, n int, eps []svc.Endpoint) svc.Service {
 // Ask connects from pod to addr and returns what the backend said.
 func Ask(pod *lab.Pod, addr netip.AddrPort) (string, error) {
 	var c net.Conn
-	err := bpfmaps.InNS("/run/netns/"+pod.NetNS, func() error {
+	err := lab.InNetNS(pod.NetNS, func() error {
 		var err error
 		c, err = net.DialTimeout("tcp4", addr.String(), 2*time.Second)
 		return err

@@ -23,7 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/hist"
-	"github.com/cnperf/cnperf/internal/svc/bpfmaps"
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -167,7 +167,7 @@ func inNS(ns string, f func() error) error {
 	if ns == "" {
 		return f()
 	}
-	return bpfmaps.InNS(ns, f)
+	return lab.InNetNS(ns, f)
 }
 
 // each runs f(0..n-1) on at most w goroutines; the first error stops it.

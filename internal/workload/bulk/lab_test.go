@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 )
@@ -16,7 +18,7 @@ func TestMain(m *testing.M) { labtest.Main(m) }
 // result per direction, each the whole amount, timed.
 func TestBulkLab(t *testing.T) {
 	labtest.NeedRoot(t)
-	plan := labtest.Plan(t, []runner.Case{{Network: "bridge", Placement: "same-host"}}, "tcp_bulk")
+	plan := labrun.Plan(t, []plan.Case{{Network: "bridge", Placement: "same-host"}}, "tcp_bulk")
 	plan.Params.Duration = 0 // the workload's cap
 	plan.Params.Extra = map[string]string{"amount": "32MiB"}
 	run := &result.Run{Environment: result.CaptureHost()}

@@ -2,6 +2,8 @@ package load_test
 
 import (
 	"context"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/racedet"
 	"testing"
 	"time"
@@ -23,7 +25,7 @@ func TestLab(t *testing.T) {
 	labtest.NeedRoot(t)
 	for _, server := range []string{"builtin", "nginx"} {
 		t.Run(server, func(t *testing.T) {
-			plan := labtest.Plan(t, []runner.Case{
+			plan := labrun.Plan(t, []plan.Case{
 				{Network: "host-gw", Placement: "cross-host"},
 				{Network: "vxlan", Placement: "cross-host"},
 			}, "http_rate", "http_qps", "tcp_rate")

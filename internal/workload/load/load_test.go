@@ -3,14 +3,15 @@ package load
 import (
 	"context"
 	"fmt"
-	"github.com/cnperf/cnperf/internal/racedet"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/racedet"
+	"github.com/cnperf/cnperf/internal/testutil"
 
 	"github.com/cnperf/cnperf/internal/hist"
 	"github.com/cnperf/cnperf/internal/result"
@@ -243,8 +244,8 @@ func TestServeRunLoopback(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.w.Name()+"_"+c.extra["server"], func(t *testing.T) {
-			if c.nginx && os.Geteuid() != 0 {
-				t.Skip("nginx runs as root; run as root")
+			if c.nginx {
+				testutil.NeedRoot(t, "nginx runs as root")
 			}
 			p := workload.Params{Extra: c.extra, Duration: 300 * time.Millisecond, Port: freePort(t)}
 			if c.nginx && c.closed {

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/labtest"
+	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
+	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
@@ -22,7 +24,7 @@ func TestLabStreams(t *testing.T) {
 	tools := []string{"iperf3_tcp", "iperf2_tcp", "nuttcp_tcp"}
 	for _, dir := range []string{"up", "down"} {
 		t.Run(dir, func(t *testing.T) {
-			plan := labtest.Plan(t, []runner.Case{{Network: "host-gw", Placement: "cross-host"}}, tools...)
+			plan := labrun.Plan(t, []plan.Case{{Network: "host-gw", Placement: "cross-host"}}, tools...)
 			plan.Params.Duration = time.Second
 			plan.Params.MessageSize = 65536
 			plan.Params.Direction = dir

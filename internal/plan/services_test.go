@@ -1,10 +1,9 @@
-package main
+package plan
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/suite"
 )
 
@@ -33,8 +32,8 @@ func TestApplyServices(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			plan := runner.Plan{Cases: c.st.Cases, Workloads: c.st.Workloads}
-			err := applyServices(&plan, c.st, c.lbs, c.counts, c.networksGiven)
+			plan := Plan{Cases: c.st.Cases, Workloads: c.st.Workloads}
+			err := plan.applyServices(c.st, c.lbs, c.counts, c.networksGiven)
 			if c.want != "" {
 				if err == nil || !strings.Contains(err.Error(), c.want) {
 					t.Fatalf("error %v, want %q", err, c.want)

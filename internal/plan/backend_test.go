@@ -1,4 +1,4 @@
-package runner_test
+package plan_test
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/plan"
 )
 
 func TestCheckBackend(t *testing.T) {
@@ -16,7 +16,7 @@ func TestCheckBackend(t *testing.T) {
 		{"", ""}, {"lab", ""}, {"docker", ""}, {"lab,docker", ""}, {"docker-lab", ""}, {"lab,docker-lab", ""},
 		{"k8s", `unknown backend "k8s"`}, {"lab,lab", "twice"}, {"lab,", `unknown backend ""`},
 	} {
-		err := runner.CheckBackend(tc.name)
+		err := plan.CheckBackend(tc.name)
 		if (tc.errHas == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.errHas)) {
 			t.Errorf("CheckBackend(%q) = %v, want %q", tc.name, err, tc.errHas)
 		}
@@ -26,7 +26,7 @@ func TestCheckBackend(t *testing.T) {
 // TestSideBySidePlacements: with two backends a case is allowed where one
 // of them allows it, and the plan is refused only where none does.
 func TestSideBySidePlacements(t *testing.T) {
-	p := runner.Plan{BackendName: "lab,docker"}
+	p := plan.Plan{BackendName: "lab,docker"}
 	be, err := p.NewBackend()
 	if err != nil {
 		t.Fatal(err)
@@ -64,8 +64,8 @@ func TestBackendOptions(t *testing.T) {
 		{"lab,docker-lab", "docker-overlay", "controlplane=off", ""}, // the lab replica's own
 		{"lab,docker-lab", "docker-overlay", "encrypt=true", encryptErr()},
 	} {
-		p := runner.Plan{BackendName: tc.backend, Workloads: []string{"tcp_rr"},
-			Cases: []runner.Case{{Network: tc.network, Placement: backend.CrossHost}}}
+		p := plan.Plan{BackendName: tc.backend, Workloads: []string{"tcp_rr"},
+			Cases: []plan.Case{{Network: tc.network, Placement: backend.CrossHost}}}
 		k, v, _ := strings.Cut(tc.opt, "=")
 		p.Lab.ModeOptions = map[string]string{k: v}
 		err := p.Validate()

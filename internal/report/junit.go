@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"encoding/xml"

@@ -1,4 +1,4 @@
-package main
+package result
 
 import (
 	"crypto/sha256"
@@ -12,15 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/cnperf/cnperf/internal/result"
 )
 
-// checkReplace refuses to let a run replace what it should not: a
+// CheckReplace refuses to let a run replace what it should not: a
 // symlink (the run would put a regular file in its place) or an existing
 // file that is not a cnperf results file, unless force. An empty file
 // (mktemp's) may be replaced.
-func checkReplace(path string, force bool) error {
+func CheckReplace(path string, force bool) error {
 	st, err := os.Lstat(path)
 	if err != nil || force {
 		return nil // nothing there, or the user said so
@@ -31,15 +29,15 @@ func checkReplace(path string, force bool) error {
 	if !st.Mode().IsRegular() || st.Size() == 0 {
 		return nil
 	}
-	if !isResultsFile(path) {
+	if !IsResultsFile(path) {
 		return fmt.Errorf("--out %s exists and is not a cnperf results file; choose another path, or add --force to replace it", path)
 	}
 	return nil
 }
 
-// isResultsFile says whether path begins as a file `cnperf run` writes
+// IsResultsFile says whether path begins as a file `cnperf run` writes
 // does: a JSON object whose first key is "schema", a cnperf schema.
-func isResultsFile(path string) bool {
+func IsResultsFile(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -51,7 +49,7 @@ func isResultsFile(path string) bool {
 		func(t json.Token) bool { return t == "schema" },
 		func(t json.Token) bool {
 			s, ok := t.(string)
-			return ok && strings.HasPrefix(s, strings.TrimSuffix(result.Schema, "v1"))
+			return ok && strings.HasPrefix(s, strings.TrimSuffix(Schema, "v1"))
 		},
 	} {
 		t, err := dec.Token()
@@ -62,30 +60,30 @@ func isResultsFile(path string) bool {
 	return true
 }
 
-// resultsLock is an exclusive lock on a results path, so that two runs
+// Lock is an exclusive lock on a results path, so that two runs
 // writing one file refuse instead of losing one run. The results file
 // itself is replaced by a rename at every write, so it cannot hold a
 // lock: the lock is a file named by the results' absolute path in
-// lockDir, outside the user's folder (a run killed with -9 leaves it
+// LockDir, outside the user's folder (a run killed with -9 leaves it
 // there, holding no lock; the next run takes it over), removed when
 // released.
-type resultsLock struct {
+type Lock struct {
 	f    *os.File
 	path string
 }
 
-// lockDir holds the lock files: /run/cnperf-locks for root (every lab run),
+// LockDir holds the lock files: /run/cnperf-locks for root (every lab run),
 // a folder of the user's own in the temporary folder otherwise.
-func lockDir() string {
+func LockDir() string {
 	if os.Geteuid() == 0 {
 		return "/run/cnperf-locks"
 	}
 	return filepath.Join(os.TempDir(), "cnperf-locks-"+strconv.Itoa(os.Geteuid()))
 }
 
-// lockPath is the lock file of results path: one per file, whatever
+// LockPath is the lock file of results path: one per file, whatever
 // relative path or symlinked folder names it.
-func lockPath(path string) string {
+func LockPath(path string) string {
 	abs, err := filepath.Abs(path)
 	if err == nil {
 		if dir, derr := filepath.EvalSymlinks(filepath.Dir(abs)); derr == nil {
@@ -93,12 +91,12 @@ func lockPath(path string) string {
 		}
 	}
 	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(lockDir(), hex.EncodeToString(sum[:12])+".lock")
+	return filepath.Join(LockDir(), hex.EncodeToString(sum[:12])+".lock")
 }
 
-// lockResults takes the lock of results path, or says which run holds it.
-func lockResults(path string) (*resultsLock, error) {
-	lp := lockPath(path)
+// LockFile takes the lock of results path, or says which run holds it.
+func LockFile(path string) (*Lock, error) {
+	lp := LockPath(path)
 	for range 10 {
 		if err := os.MkdirAll(filepath.Dir(lp), 0o700); err != nil {
 			return nil, fmt.Errorf("--out %s: making its lock: %v", path, err)
@@ -132,13 +130,13 @@ func lockResults(path string) (*resultsLock, error) {
 		}
 		_ = f.Truncate(0)
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"+path+"\n"), 0)
-		return &resultsLock{f: f, path: lp}, nil
+		return &Lock{f: f, path: lp}, nil
 	}
 	return nil, fmt.Errorf("--out %s: could not lock it (its lock file %s keeps changing)", path, lp)
 }
 
-// release removes the lock file and drops the lock; harmless twice.
-func (l *resultsLock) release() {
+// Release removes the lock file and drops the lock; harmless twice.
+func (l *Lock) Release() {
 	if l == nil || l.f == nil {
 		return
 	}
@@ -148,10 +146,10 @@ func (l *resultsLock) release() {
 	_ = os.Remove(filepath.Dir(l.path)) // only when no other run holds one
 }
 
-// unusedPath is path, or path with -2, -3... before its extension when a
+// UnusedPath is path, or path with -2, -3... before its extension when a
 // file (or a run's lock) is there already: two runs started in the same
 // second get a default file each.
-func unusedPath(path string) string {
+func UnusedPath(path string) string {
 	ext := filepath.Ext(path)
 	stem := strings.TrimSuffix(path, ext)
 	for i := 1; ; i++ {
@@ -160,19 +158,19 @@ func unusedPath(path string) string {
 			p = stem + "-" + strconv.Itoa(i) + ext
 		}
 		_, err1 := os.Lstat(p)
-		_, err2 := os.Lstat(lockPath(p))
+		_, err2 := os.Lstat(LockPath(p))
 		if errors.Is(err1, os.ErrNotExist) && errors.Is(err2, os.ErrNotExist) || i == 1000 {
 			return p
 		}
 	}
 }
 
-// cleanStaleLocks removes the results locks no run holds (left by runs
+// CleanStaleLocks removes the results locks no run holds (left by runs
 // killed with -9); a lock a live run holds stays.
-func cleanStaleLocks() {
-	ents, _ := os.ReadDir(lockDir())
+func CleanStaleLocks() {
+	ents, _ := os.ReadDir(LockDir())
 	for _, e := range ents {
-		p := filepath.Join(lockDir(), e.Name())
+		p := filepath.Join(LockDir(), e.Name())
 		f, err := os.OpenFile(p, os.O_RDWR, 0)
 		if err != nil {
 			continue
@@ -182,5 +180,5 @@ func cleanStaleLocks() {
 		}
 		f.Close()
 	}
-	_ = os.Remove(lockDir()) // only when empty
+	_ = os.Remove(LockDir()) // only when empty
 }

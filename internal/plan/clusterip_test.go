@@ -1,18 +1,19 @@
-package suite
+package plan_test
 
 import (
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/suite"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
 )
 
 func TestClusterIPValid(t *testing.T) {
-	s, err := Get("clusterip")
+	s, err := suite.Get("clusterip")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := runner.Plan{Cases: s.Cases, Workloads: s.Workloads, Params: s.Params, LBs: s.LBs, Services: s.Services}
+	p := plan.Plan{Cases: s.Cases, Workloads: s.Workloads, Params: s.Params, LBs: s.LBs, Services: s.Services}
 	if err := p.Validate(); err != nil {
 		t.Fatalf("the clusterip preset does not validate: %v", err)
 	}

@@ -1,4 +1,4 @@
-package labbackend
+package hostprobe
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package main
+package catalog
 
 import (
 	"encoding/json"
@@ -41,9 +41,9 @@ type networkDoc struct {
 	Options    []optionDoc `json:"options"`
 }
 
-// networksJSON lists every network, whether this machine can build it,
+// NetworksJSON lists every network, whether this machine can build it,
 // and its options; the options every network takes are "common_options".
-func networksJSON(w io.Writer) error {
+func NetworksJSON(w io.Writer) error {
 	doc := struct {
 		Schema   string       `json:"schema"`
 		Common   []optionDoc  `json:"common_options"`
@@ -76,9 +76,9 @@ type workloadDoc struct {
 	Options     []optionDoc     `json:"options"`
 }
 
-// workloadsJSON lists every workload and measure with the figures it
+// WorkloadsJSON lists every workload and measure with the figures it
 // reports (and which way each is better) and its options.
-func workloadsJSON(w io.Writer) error {
+func WorkloadsJSON(w io.Writer) error {
 	doc := struct {
 		Schema    string        `json:"schema"`
 		Workloads []workloadDoc `json:"workloads"`
@@ -113,8 +113,8 @@ type suiteDoc struct {
 	Cells     int      `json:"cells"` // network x workload x placement cases, before rounds and steps
 }
 
-// suitesJSON lists the suites with what each runs.
-func suitesJSON(w io.Writer) error {
+// SuitesJSON lists the suites with what each runs.
+func SuitesJSON(w io.Writer) error {
 	doc := struct {
 		Schema string     `json:"schema"`
 		Suites []suiteDoc `json:"suites"`

@@ -1,0 +1,108 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/cnperf/cnperf/internal/exitcode"
+	"github.com/cnperf/cnperf/internal/result"
+)
+
+// ShowOptions are `cnperf report`'s: --hgrm, --ratio, the files it
+// writes (--html, --csv, --openmetrics, --ndjson) and --pool.
+type ShowOptions struct {
+	Hgrm, Ratio string
+	Outputs     Outputs
+	Pool        bool
+}
+
+// Show reads results files and writes what `cnperf report` shows on w:
+// each run's table (or, with Ratio, two workloads compared), and the
+// files asked for.
+func Show(w io.Writer, paths []string, o ShowOptions) error {
+	if err := o.Outputs.Check(); err != nil {
+		return exitcode.With(err, exitcode.Usage)
+	}
+	if o.Hgrm != "" {
+		if err := CheckOutDir("--hgrm", o.Hgrm); err != nil {
+			return exitcode.With(err, exitcode.Usage)
+		}
+	}
+	ins, err := ReadRuns(paths)
+	if err != nil {
+		return err
+	}
+	if o.Pool {
+		run, lines, err := Pool(ins)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "pooled %d files (each file's rounds follow the previous file's; cells are paired by round within each file only):\n", len(ins))
+		for _, l := range lines {
+			fmt.Fprintln(w, "  "+l)
+		}
+		fmt.Fprintln(w)
+		ins = []Input{{Name: "pooled", Run: run}}
+		paths = []string{"pooled"}
+	}
+	if o.Ratio != "" {
+		a, b, ok := strings.Cut(o.Ratio, ":")
+		if !ok || a == "" || b == "" {
+			return fmt.Errorf("--ratio %q: want two workloads as A:B, e.g. tcp_stream:iperf3_tcp", o.Ratio)
+		}
+		for _, in := range ins {
+			if err := Ratios(w, in.Run, a, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i, in := range ins {
+		if len(ins) > 1 {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "=== %s ===\n", paths[i])
+		}
+		Table(w, in.Run)
+	}
+	if o.Hgrm != "" {
+		for _, in := range ins {
+			files, err := WriteHgrm(o.Hgrm, in.Run)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "wrote %d .hgrm files to %s\n", len(files), o.Hgrm)
+		}
+	}
+	return WriteOutputs(w, o.Outputs, ins)
+}
+
+// ReadRuns reads run files; a missing one is named with the fix.
+func ReadRuns(paths []string) ([]Input, error) {
+	var ins []Input
+	for _, p := range paths {
+		run, err := result.Read(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file; name a results file written by cnperf run (cnperf-results/run-....json)", p)
+		}
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, NewInput(p, run))
+	}
+	return ins, nil
+}
+
+// WriteOutputs writes the files of `report` and `run` that were asked
+// for (--html, --csv, --openmetrics, --ndjson), saying so on w.
+func WriteOutputs(w io.Writer, out Outputs, ins []Input) error {
+	lines, err := out.Write(ins)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	return err
+}
