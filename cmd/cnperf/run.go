@@ -19,6 +19,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend/kubernetes"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/progress"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -145,6 +146,7 @@ type runSetup struct {
 	outputs    report.Outputs // --html, --csv, --openmetrics, --ndjson
 	cpuLatency string
 	quiet      bool
+	dryRun     bool
 	force      bool // --force: --out may replace a file that is not cnperf's
 }
 
@@ -183,7 +185,8 @@ func parseRun(args []string) (*runSetup, error) {
 	fs.StringVar(&outputs.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text into this file (see cnperf report --openmetrics)")
 	fs.StringVar(&outputs.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request into this file (see cnperf report --ndjson)")
 	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
-	quiet := fs.Bool("quiet", false, "no progress lines")
+	quiet := fs.Bool("quiet", false, "no progress lines and no status line")
+	dryRun := fs.Bool("dry-run", false, "print what would be built and measured and about how long it takes, and exit")
 	lbs := fs.String("lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
 	svcCounts := fs.String("services", "", "with --lb: numbers of services to program, comma-separated scale steps (default 1)")
 	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
@@ -356,13 +359,16 @@ func parseRun(args []string) (*runSetup, error) {
 	if err := outputs.Check(); err != nil {
 		return nil, usageError{err}
 	}
-	return &runSetup{plan: plan, backend: be, networks: *networks, out: *out, outputs: outputs, cpuLatency: *cpuLatency, quiet: *quiet, force: *force}, nil
+	return &runSetup{plan: plan, backend: be, networks: *networks, out: *out, outputs: outputs, cpuLatency: *cpuLatency, quiet: *quiet, dryRun: *dryRun, force: *force}, nil
 }
 
 func cmdRun(args []string) error {
 	setup, err := parseRun(args)
 	if err != nil {
 		return err
+	}
+	if setup.dryRun {
+		return runner.DryRun(os.Stdout, setup.plan)
 	}
 	run, path, err := execute(setup, 0)
 	if run != nil {
@@ -386,7 +392,7 @@ var errTimeLimit = errors.New("time limit reached")
 func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) {
 	plan := setup.plan
 	if !setup.quiet {
-		plan.Log = os.Stderr
+		plan.Log = progress.For(os.Stderr) // progress lines and a status line with the ETA
 	}
 	// a run on a cluster alone builds nothing on this machine
 	if plan.BackendName != kubernetes.Name {

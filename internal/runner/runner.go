@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/docker"
@@ -30,6 +31,7 @@ import (
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
+	"github.com/cnperf/cnperf/internal/progress"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
@@ -325,11 +327,11 @@ func (p *Plan) Validate() error {
 	return p.Lab.Validate()
 }
 
-// Execute runs the plan and fills run. It returns ctx's error when cut
-// short; whatever was measured until then is in run (and in p.Out).
-func Execute(ctx context.Context, p Plan, run *result.Run) error {
+// units validates the plan and turns it into the scheduler's units, with
+// the backends' names, the experiments' shares and the rounds.
+func (p *Plan) units() ([]sched.Unit, []string, []experiment.Share, int, error) {
 	if err := p.Validate(); err != nil {
-		return err
+		return nil, nil, nil, 0, err
 	}
 	rounds := p.Repeat
 	if rounds == 0 {
@@ -362,16 +364,49 @@ func Execute(ctx context.Context, p Plan, run *result.Run) error {
 		names = append(names, be.Name())
 		shs, err := experiment.Split(ep)
 		if err != nil {
-			return err
+			return nil, nil, nil, 0, err
 		}
 		for _, sh := range shs {
 			us, err := sh.Experiment.Units(ep, sh.Workloads)
 			if err != nil {
-				return err
+				return nil, nil, nil, 0, err
 			}
 			units = append(units, us...)
 		}
 		shares = append(shares, shs...)
+	}
+	return units, names, shares, rounds, nil
+}
+
+// DryRun prints what the plan would build and measure, and how long it
+// would take (progress.EstimatePlan), building nothing.
+func DryRun(w io.Writer, p Plan) error {
+	units, _, _, rounds, err := p.units()
+	if err != nil {
+		return err
+	}
+	plans := make([][]time.Duration, len(units))
+	for i, u := range units {
+		var cells []string
+		for _, c := range u.Cells {
+			plans[i] = append(plans[i], c.Planned)
+			cells = append(cells, c.Name)
+		}
+		fmt.Fprintf(w, "%s: %s\n", u.Name, strings.Join(cells, ", "))
+	}
+	est := progress.EstimatePlan(plans, rounds)
+	fmt.Fprintf(w, "%d deployments, %d cells, %d rounds: %s\n", len(units), est.Cells/rounds, rounds, est)
+	return nil
+}
+
+// Execute runs the plan and fills run. It returns ctx's error when cut
+// short; whatever was measured until then is in run (and in p.Out). A
+// p.Log that is also a sched.Tracker (a progress.Display) follows the run
+// with a status line.
+func Execute(ctx context.Context, p Plan, run *result.Run) error {
+	units, names, shares, rounds, err := p.units()
+	if err != nil {
+		return err
 	}
 	if run.Environment.Backend == "" {
 		run.Environment.Backend = strings.Join(names, ",")
@@ -379,7 +414,10 @@ func Execute(ctx context.Context, p Plan, run *result.Run) error {
 	run.Environment.UnderlayMTU = p.Lab.MTU
 	run.Rounds = rounds
 	rec := &sched.Recorder{Run: run, Path: p.Out, Log: p.Log, Brief: measure.Brief}
-	err := sched.Run(ctx, units, rounds, rec)
+	if t, ok := p.Log.(sched.Tracker); ok {
+		rec.Progress = t
+	}
+	err = sched.Run(ctx, units, rounds, rec)
 	finished := map[string]bool{}
 	for _, sh := range shares {
 		if f, ok := sh.Experiment.(experiment.Finisher); ok && !finished[sh.Experiment.Name()] {
