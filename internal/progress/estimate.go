@@ -13,17 +13,20 @@ import (
 )
 
 // The costs a plan does not know, guessed until the run has finished one
-// to learn from, and used alone by --dry-run. Measured on the lab on a
-// 2-CPU machine (docs/progress.md): a pair cell spends about 1.5 s
-// beyond its measuring time (agents and servers started, the CPU meter,
-// the workload's own warm-up and drain); building one network's lab
-// (namespaces, links, agents) takes about 5 s and tearing it down about
-// 1 s; a cell whose length the plan does not know (a rate search, the
-// start-up measurement) is guessed at 10 s.
+// to learn from, and used alone by --dry-run. Measured on the lab, on a
+// 2-CPU machine under load (load average about 11, docs/progress.md): a
+// pair cell spends 50 to 150 ms beyond its measuring time (agents and
+// servers started, the CPU meter, the workload's own drain); building
+// one network's lab (namespaces, links, agents) takes 50 to 350 ms and
+// tearing it down under 50 ms. The guesses round those up. Docker and
+// Kubernetes deployments take seconds to build: --dry-run undercounts
+// them, the live estimate learns them from the first build. A cell whose
+// length the plan does not know (a rate search, the start-up
+// measurement) is guessed at 10 s until one has finished.
 const (
-	CellOverhead = 1500 * time.Millisecond
-	BuildCost    = 5 * time.Second
-	TeardownCost = time.Second
+	CellOverhead = 250 * time.Millisecond
+	BuildCost    = 500 * time.Millisecond
+	TeardownCost = 100 * time.Millisecond
 	UnknownCell  = 10 * time.Second
 )
 
@@ -176,7 +179,7 @@ func (e *Estimator) Status() string {
 	if e.started == 0 {
 		where = fmt.Sprintf("building %d/%d", min(e.built+1, e.units), e.units)
 	}
-	return fmt.Sprintf("[%s, %s elapsed, ETA %s, %s left]", where, Clock(e.Elapsed()), e.now().Add(left).Format("15:04:05"), Clock(left))
+	return fmt.Sprintf("[%s, %s elapsed, ETA %s, %s left]", where, Clock(e.Elapsed()), e.now().Add(left).Round(time.Second).Format("15:04:05"), Clock(left))
 }
 
 // Clock writes d as m:ss (h:mm:ss from an hour), rounded to the second.
