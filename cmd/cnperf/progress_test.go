@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/labtest"
+)
+
+// statusRE is the live status line: [cell k/N, round r/R, m:ss elapsed,
+// ETA hh:mm:ss, m:ss left].
+var statusRE = regexp.MustCompile(`\[cell (\d+)/(\d+), round (\d+)/(\d+), ([\d:]+) elapsed, ETA (\d\d:\d\d:\d\d), ([\d:]+) left\]`)
+
+// clockSeconds reads m:ss or h:mm:ss.
+func clockSeconds(s string) float64 {
+	var total float64
+	for _, p := range strings.Split(s, ":") {
+		n, _ := strconv.Atoi(p)
+		total = total*60 + float64(n)
+	}
+	return total
+}
+
+// TestStatusLineInTmux runs a short real lab run in a tmux pane (a real
+// terminal), reads the pane four times a second, and checks that the
+// status line is there, kept on one line, and that its ETA (the capture's
+// time plus "left") is within 30 % of the run's length from the actual
+// end, once the first cell has finished; after the run the line is gone
+// (the table starts on a clean line). Issue 27 item 4.
+func TestStatusLineInTmux(t *testing.T) {
+	labtest.NeedRoot(t)
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("needs tmux (apt-get install tmux)")
+	}
+	dir := t.TempDir()
+	id := "tmx" + lab.NewID()[:6]
+	sock := "cnperf-test-" + id // a tmux server of its own
+	tmux := func(args ...string) (string, error) {
+		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	script := fmt.Sprintf("date +%%s.%%N > %[1]s/start; CNPERF_RUN_ID=%[2]s %[3]s run --networks bridge,vxlan --workloads tcp_rr,tcp_stream --duration 1s --repeat 2 --out %[1]s/run.json; echo $? > %[1]s/status; date +%%s.%%N > %[1]s/end; sleep 600",
+		dir, id, cnperf(t))
+	if out, err := tmux("new-session", "-d", "-s", "run", "-x", "200", "-y", "50", script); err != nil {
+		t.Fatalf("tmux new-session: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		_, _ = tmux("kill-server")
+		_, _ = exec.Command(cnperf(t), "clean", "--id", id, "--force").CombinedOutput()
+	})
+
+	type sample struct {
+		at          time.Time
+		cell, cells int
+		left        float64
+		line        string
+	}
+	var samples []sample
+	deadline := time.Now().Add(3 * time.Minute)
+	var endFile []byte
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(filepath.Join(dir, "end")); err == nil && len(b) > 0 {
+			endFile = b
+			break
+		}
+		pane, err := tmux("capture-pane", "-p", "-t", "run")
+		at := time.Now()
+		if err != nil {
+			t.Fatalf("capture-pane: %v: %s", err, pane)
+		}
+		lines := statusLines(pane)
+		if len(lines) > 1 {
+			t.Fatalf("%d status lines on the screen at once (the line is not redrawn in place):\n%s", len(lines), pane)
+		}
+		for _, l := range lines {
+			m := statusRE.FindStringSubmatch(l)
+			k, _ := strconv.Atoi(m[1])
+			n, _ := strconv.Atoi(m[2])
+			samples = append(samples, sample{at: at, cell: k, cells: n, left: clockSeconds(m[7]), line: l})
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if endFile == nil {
+		t.Fatalf("the run did not end within 3 minutes")
+	}
+	readTime := func(name string) time.Time {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return time.Unix(0, int64(f*1e9))
+	}
+	start, end := readTime("start"), readTime("end")
+	if st, _ := os.ReadFile(filepath.Join(dir, "status")); strings.TrimSpace(string(st)) != "0" {
+		pane, _ := tmux("capture-pane", "-p", "-S", "-100", "-t", "run")
+		t.Fatalf("cnperf run exited %s:\n%s", st, pane)
+	}
+	pane, _ := tmux("capture-pane", "-p", "-S", "-200", "-t", "run")
+	if l := statusLines(pane); len(l) > 0 {
+		t.Errorf("a status line stayed after the run: %q", l)
+	}
+	if !strings.Contains(pane, "tcp_rr") {
+		t.Errorf("the pane holds no progress lines:\n%s", pane)
+	}
+	length := end.Sub(start).Seconds()
+	checked, worst := 0, 0.0
+	for _, s := range samples {
+		if s.cell < 2 { // no cell finished yet: the plan's guesses alone
+			continue
+		}
+		predicted := s.at.Add(time.Duration(s.left * float64(time.Second)))
+		errPct := 100 * predicted.Sub(end).Abs().Seconds() / length
+		worst = max(worst, errPct)
+		checked++
+		if errPct > 30 {
+			t.Errorf("%s at %.1f s: ends at %.1f s, the run ended at %.1f s: %.0f %% of its %.1f s off",
+				s.line, s.at.Sub(start).Seconds(), predicted.Sub(start).Seconds(), length, errPct, length)
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("%d status lines read after the first cell (want 10 or more) in %d samples", checked, len(samples))
+	}
+	t.Logf("run %.1f s, %d status lines read, the ETA at most %.1f %% of the run's length off the actual end", length, checked, worst)
+}
+
+// statusLines are the status lines on a captured screen.
+func statusLines(pane string) []string {
+	var out []string
+	for _, l := range strings.Split(pane, "\n") {
+		if statusRE.MatchString(l) {
+			out = append(out, statusRE.FindString(l))
+		}
+	}
+	return out
+}
