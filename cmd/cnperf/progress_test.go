@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,4 +145,65 @@ func statusLines(pane string) []string {
 		}
 	}
 	return out
+}
+
+// TestStoredProgressRun recomputes docs/progress.md's claims from the
+// stored 2-minute capture: a run of 1.5 to 2.5 minutes; the first
+// status line (the plan's guesses alone) within 10 % and every one after
+// the first finished cell within 2 % of the run's length off the end.
+func TestStoredProgressRun(t *testing.T) {
+	b, err := os.ReadFile("../../docs/examples/progress-2min.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var start, end float64
+	var errs []float64 // % of the run's length, in capture order
+	var cells []int
+	type sample struct {
+		at   float64
+		line string
+	}
+	var samples []sample
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if rest, ok := strings.CutPrefix(l, "# start "); ok {
+			if _, err := fmt.Sscanf(rest, "%f end %f", &start, &end); err != nil {
+				t.Fatalf("%q: %v", l, err)
+			}
+			continue
+		}
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		at, line, _ := strings.Cut(l, " ")
+		f, err := strconv.ParseFloat(at, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		samples = append(samples, sample{f, line})
+	}
+	length := end - start
+	if length < 90 || length > 150 {
+		t.Fatalf("the stored run took %.1f s, not about 2 minutes", length)
+	}
+	left := regexp.MustCompile(`([\d:]+) left\]$`)
+	for _, s := range samples {
+		m := left.FindStringSubmatch(s.line)
+		if m == nil {
+			t.Fatalf("not a status line: %q", s.line)
+		}
+		errs = append(errs, 100*math.Abs(s.at+clockSeconds(m[1])-end)/length)
+		k := 0
+		if c := statusRE.FindStringSubmatch(s.line); c != nil {
+			k, _ = strconv.Atoi(c[1])
+		}
+		cells = append(cells, k)
+	}
+	if len(errs) < 20 || cells[0] != 0 || errs[0] > 10 {
+		t.Fatalf("%d samples; the first (%q) %.1f %% off; want 20 or more, the first from the plan within 10 %%", len(errs), samples[0].line, errs[0])
+	}
+	for i, e := range errs {
+		if cells[i] >= 2 && e > 2 {
+			t.Errorf("%q at %.1f s: %.1f %% of the run's length off its end", samples[i].line, samples[i].at-start, e)
+		}
+	}
 }
