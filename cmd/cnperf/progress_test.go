@@ -207,3 +207,39 @@ func TestStoredProgressRun(t *testing.T) {
 		}
 	}
 }
+
+// TestRunDryRun: --dry-run prints the deployments, their cells and the
+// estimate, and writes nothing (no results folder).
+func TestRunDryRun(t *testing.T) {
+	t.Chdir(t.TempDir())
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--duration", "4s", "--repeat", "2"}, []string{
+			"baseline: same-host tcp_rr, same-host tcp_stream, cross-host tcp_rr, cross-host tcp_stream\n",
+			"vxlan: cross-host tcp_rr, cross-host tcp_stream\n",
+			"6 deployments, 14 cells, 2 rounds: about 2 min (28 cell runs measuring 1:52, 250ms set-up each;"}},
+		{[]string{"--networks", "vxlan", "--workloads", "tcp_rr", "--duration", "10s", "--repeat", "1", "--no-baseline"}, []string{
+			"vxlan: cross-host tcp_rr\n",
+			"1 deployment, 1 cell, 1 round: about 10 s (1 cell run measuring 0:10, 250ms set-up each; 1 deployment built at"}},
+		{[]string{"--networks", "vxlan", "--workloads", "tcp_rr", "--neighbours", "busy:2", "--duration", "20s", "--repeat", "3", "--no-baseline"}, []string{
+			"3 cell runs measuring 2:01,"}}, // without and with, 300 ms warm-up
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, err := stdout(t, func() error { return cmdRun(append(tt.args, "--dry-run")) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("want %q in\n%s", w, out)
+				}
+			}
+			if _, err := os.Stat("cnperf-results"); err == nil {
+				t.Errorf("--dry-run made the results folder")
+			}
+		})
+	}
+}

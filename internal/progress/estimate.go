@@ -234,6 +234,14 @@ func (s Estimate) String() string {
 	if s.Unknown > 0 {
 		unknown = fmt.Sprintf(", %d of them of unknown length guessed at %s each", s.Unknown, UnknownCell)
 	}
-	return fmt.Sprintf("%s (%d cell runs measuring %s%s, %s set-up each; %d deployments built at %s and torn down at %s each)",
-		About(s.Total), s.Cells, Clock(s.Measuring), unknown, CellOverhead, s.Units, BuildCost, TeardownCost)
+	return fmt.Sprintf("%s (%s measuring %s%s, %s set-up each; %s built at %s and torn down at %s each)",
+		About(s.Total), Count(s.Cells, "cell run"), Clock(s.Measuring), unknown, CellOverhead, Count(s.Units, "deployment"), BuildCost, TeardownCost)
+}
+
+// Count writes n things: "1 cell", "3 cells".
+func Count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -395,7 +395,7 @@ func DryRun(w io.Writer, p Plan) error {
 		fmt.Fprintf(w, "%s: %s\n", u.Name, strings.Join(cells, ", "))
 	}
 	est := progress.EstimatePlan(plans, rounds)
-	fmt.Fprintf(w, "%d deployments, %d cells, %d rounds: %s\n", len(units), est.Cells/rounds, rounds, est)
+	fmt.Fprintf(w, "%s, %s, %s: %s\n", progress.Count(len(units), "deployment"), progress.Count(est.Cells/rounds, "cell"), progress.Count(rounds, "round"), est)
 	return nil
 }
 
