@@ -15,6 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -34,6 +35,7 @@ type runSetup struct {
 	outputs    report.Outputs // --html, --csv, --openmetrics, --ndjson
 	cpuLatency string
 	quiet      bool
+	dryRun     bool
 	force      bool // --force: --out may replace a file that is not cnperf's
 }
 
@@ -62,7 +64,8 @@ func parseRun(args []string) (*runSetup, error) {
 	fs.StringVar(&outputs.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text into this file (see cnperf report --openmetrics)")
 	fs.StringVar(&outputs.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request into this file (see cnperf report --ndjson)")
 	fs.BoolVar(&r.NoBaseline, "no-baseline", false, "do not add the baseline rows")
-	quiet := fs.Bool("quiet", false, "no progress lines")
+	quiet := fs.Bool("quiet", false, "no progress lines and no status line")
+	dryRun := fs.Bool("dry-run", false, "print what would be built and measured and about how long it takes, and exit")
 	fs.StringVar(&r.LBs, "lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
 	fs.StringVar(&r.Services, "services", "", "with --lb: numbers of services to program, comma-separated scale steps (default 1)")
 	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
@@ -112,13 +115,16 @@ func parseRun(args []string) (*runSetup, error) {
 	if err := outputs.Check(); err != nil {
 		return nil, exitcode.With(err, exitcode.Usage)
 	}
-	return &runSetup{plan: *p, out: *out, outputs: outputs, cpuLatency: *cpuLatency, quiet: *quiet, force: *force}, nil
+	return &runSetup{plan: *p, out: *out, outputs: outputs, cpuLatency: *cpuLatency, quiet: *quiet, dryRun: *dryRun, force: *force}, nil
 }
 
 func cmdRun(args []string) error {
 	setup, err := parseRun(args)
 	if err != nil {
 		return err
+	}
+	if setup.dryRun {
+		return runner.DryRun(os.Stdout, setup.plan)
 	}
 	run, path, err := execute(setup, 0)
 	if run != nil {

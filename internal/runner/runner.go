@@ -8,24 +8,28 @@ package runner
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"strings"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	_ "github.com/cnperf/cnperf/internal/experiment/all" // the experiments
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/progress"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-// Execute runs the plan and fills run. It returns ctx's error when cut
-// short; whatever was measured until then is in run (and in p.Out).
-func Execute(ctx context.Context, p plan.Plan, run *result.Run) error {
+// units validates the plan and turns it into the scheduler's units, with
+// the backends' names, the experiments' shares and the rounds.
+func units(p plan.Plan) ([]sched.Unit, []string, []experiment.Share, int, error) {
 	if err := p.Validate(); err != nil {
-		return err
+		return nil, nil, nil, 0, err
 	}
 	rounds := p.Repeat
 	if rounds == 0 {
@@ -33,7 +37,7 @@ func Execute(ctx context.Context, p plan.Plan, run *result.Run) error {
 	}
 	// with backends made now, with the agent's argv as it is; several
 	// backends each deploy the cases they allow, all interleaved
-	var units []sched.Unit
+	var us []sched.Unit
 	var names []string
 	var shares []experiment.Share
 	bes := p.Backends()
@@ -58,16 +62,49 @@ func Execute(ctx context.Context, p plan.Plan, run *result.Run) error {
 		names = append(names, be.Name())
 		shs, err := experiment.Split(ep)
 		if err != nil {
-			return err
+			return nil, nil, nil, 0, err
 		}
 		for _, sh := range shs {
-			us, err := sh.Experiment.Units(ep, sh.Workloads)
+			u, err := sh.Experiment.Units(ep, sh.Workloads)
 			if err != nil {
-				return err
+				return nil, nil, nil, 0, err
 			}
-			units = append(units, us...)
+			us = append(us, u...)
 		}
 		shares = append(shares, shs...)
+	}
+	return us, names, shares, rounds, nil
+}
+
+// DryRun prints what the plan would build and measure, and how long it
+// would take (progress.EstimatePlan), building nothing.
+func DryRun(w io.Writer, p plan.Plan) error {
+	us, _, _, rounds, err := units(p)
+	if err != nil {
+		return err
+	}
+	plans := make([][]time.Duration, len(us))
+	for i, u := range us {
+		var cells []string
+		for _, c := range u.Cells {
+			plans[i] = append(plans[i], c.Planned)
+			cells = append(cells, c.Name)
+		}
+		fmt.Fprintf(w, "%s: %s\n", u.Name, strings.Join(cells, ", "))
+	}
+	est := progress.EstimatePlan(plans, rounds)
+	fmt.Fprintf(w, "%s, %s, %s: %s\n", progress.Count(len(us), "deployment"), progress.Count(est.Cells/rounds, "cell"), progress.Count(rounds, "round"), est)
+	return nil
+}
+
+// Execute runs the plan and fills run. It returns ctx's error when cut
+// short; whatever was measured until then is in run (and in p.Out). A
+// p.Log that is also a sched.Tracker (a progress.Display) follows the run
+// with a status line.
+func Execute(ctx context.Context, p plan.Plan, run *result.Run) error {
+	us, names, shares, rounds, err := units(p)
+	if err != nil {
+		return err
 	}
 	if run.Environment.Backend == "" {
 		run.Environment.Backend = strings.Join(names, ",")
@@ -75,7 +112,10 @@ func Execute(ctx context.Context, p plan.Plan, run *result.Run) error {
 	run.Environment.UnderlayMTU = p.Lab.MTU
 	run.Rounds = rounds
 	rec := &sched.Recorder{Run: run, Path: p.Out, Log: p.Log, Brief: measure.Brief}
-	err := sched.Run(ctx, units, rounds, rec)
+	if t, ok := p.Log.(sched.Tracker); ok {
+		rec.Progress = t
+	}
+	err = sched.Run(ctx, us, rounds, rec)
 	finished := map[string]bool{}
 	for _, sh := range shares {
 		if f, ok := sh.Experiment.(experiment.Finisher); ok && !finished[sh.Experiment.Name()] {

@@ -21,6 +21,8 @@ type Recorder struct {
 	// Brief is the progress text of a result (default: its error or a few
 	// of its figures).
 	Brief func(result.Result) string
+	// Progress, when set, follows the run (a status line with an ETA).
+	Progress Tracker
 
 	mu       sync.Mutex
 	writeErr error

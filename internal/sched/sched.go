@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/result"
@@ -43,7 +44,11 @@ type Unit struct {
 // results (one, or one per step of a multi-step workload) itself.
 type Cell struct {
 	Name string
-	Run  func(ctx context.Context, d backend.Deployment, round int, rec *Recorder) error
+	// Planned is how long the cell measures (its duration, times its
+	// steps when they are known), for the run's ETA; 0 when not known
+	// (the estimate learns such cells' length as they finish).
+	Planned time.Duration
+	Run     func(ctx context.Context, d backend.Deployment, round int, rec *Recorder) error
 }
 
 // Order is the order of n cells in round r (1-based): rotated by r-1 and
@@ -80,8 +85,14 @@ func Run(ctx context.Context, units []Unit, rounds int, rec *Recorder) error {
 	if rounds < 1 {
 		rounds = 1
 	}
-	for _, u := range units {
+	plans := make([][]time.Duration, len(units))
+	for i, u := range units {
 		rec.plan(len(u.Cells) * rounds)
+		plans[i] = planned(u)
+	}
+	if t := rec.Progress; t != nil {
+		t.Plan(plans, rounds)
+		defer t.Finish()
 	}
 	var phases []int
 	for _, u := range units {
@@ -107,11 +118,42 @@ func Run(ctx context.Context, units []Unit, rounds int, rec *Recorder) error {
 	return nil
 }
 
+// Tracker follows a run for a progress display (package progress): the
+// plan as it starts, then every build, teardown, skip and cell run.
+type Tracker interface {
+	// Plan: every unit's cells' planned times (Cell.Planned), each run
+	// once per round.
+	Plan(units [][]time.Duration, rounds int)
+	Skip(cells []time.Duration) // a unit skipped: its cells come off
+	Building()                  // a unit's deployment begins
+	Built()                     // it is deployed and prepared
+	TornDown()                  // a built unit is torn down
+	CellStart(round int, planned time.Duration)
+	CellDone(planned time.Duration)
+	Finish() // the run is over
+}
+
+func planned(u Unit) []time.Duration {
+	out := make([]time.Duration, len(u.Cells))
+	for i, c := range u.Cells {
+		out[i] = c.Planned
+	}
+	return out
+}
+
+// track calls f on rec's tracker, if it has one.
+func track(rec *Recorder, f func(Tracker)) {
+	if rec.Progress != nil {
+		f(rec.Progress)
+	}
+}
+
 // runPhase builds units, runs rounds rounds of their cells, and tears
 // them down.
 func runPhase(ctx context.Context, units []*Unit, rounds int, rec *Recorder) (err error) {
 	skip := func(u *Unit, why error) {
 		rec.plan(-len(u.Cells) * rounds)
+		track(rec, func(t Tracker) { t.Skip(planned(*u)) })
 		rec.SkipUnit(u.Skip, why)
 	}
 	var live []built
@@ -126,6 +168,7 @@ func runPhase(ctx context.Context, units []*Unit, rounds int, rec *Recorder) (er
 			if terr := b.d.Teardown(); terr != nil && err == nil {
 				err = fmt.Errorf("%s: teardown: %w", b.u.Name, terr)
 			}
+			track(rec, Tracker.TornDown)
 		}
 	}()
 	for _, u := range units {
@@ -136,6 +179,7 @@ func runPhase(ctx context.Context, units []*Unit, rounds int, rec *Recorder) (er
 			skip(u, err)
 			continue
 		}
+		track(rec, Tracker.Building)
 		d, err := u.Backend.Deploy(ctx, u.Topology)
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
@@ -175,6 +219,7 @@ func runPhase(ctx context.Context, units []*Unit, rounds int, rec *Recorder) (er
 			rec.Run.Builds = append(rec.Run.Builds, result.Build{
 				Network: d.Network(), Backend: u.Backend.Name(), ID: d.ID(), Commands: r.Commands()})
 		}
+		track(rec, Tracker.Built)
 	}
 	type slot struct {
 		b    built
@@ -195,6 +240,7 @@ func runPhase(ctx context.Context, units []*Unit, rounds int, rec *Recorder) (er
 				return err
 			}
 			s := cells[i]
+			track(rec, func(t Tracker) { t.CellStart(r, s.cell.Planned) })
 			if err := s.cell.Run(ctx, s.b.d, r, rec); err != nil {
 				if cerr := ctx.Err(); cerr != nil {
 					return cerr
@@ -207,6 +253,7 @@ func runPhase(ctx context.Context, units []*Unit, rounds int, rec *Recorder) (er
 				return err
 			}
 			rec.cellDone()
+			track(rec, func(t Tracker) { t.CellDone(s.cell.Planned) })
 			if err := rec.NotSaved(); err != nil {
 				return err
 			}

@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/result"
@@ -459,5 +461,48 @@ func TestWriteFailureStops(t *testing.T) {
 	}
 	if len(got.Results) != 2 || !got.Incomplete {
 		t.Errorf("last complete file: %d results, incomplete %v; want 2, true", len(got.Results), got.Incomplete)
+	}
+}
+
+// trackerLog records what the scheduler tells a Tracker.
+type trackerLog []string
+
+func (l *trackerLog) add(format string, args ...any) { *l = append(*l, fmt.Sprintf(format, args...)) }
+func (l *trackerLog) Plan(units [][]time.Duration, rounds int) {
+	l.add("plan %v x%d", units, rounds)
+}
+func (l *trackerLog) Skip(cells []time.Duration) { l.add("skip %v", cells) }
+func (l *trackerLog) Building()                  { l.add("building") }
+func (l *trackerLog) Built()                     { l.add("built") }
+func (l *trackerLog) TornDown()                  { l.add("torn down") }
+func (l *trackerLog) CellStart(round int, planned time.Duration) {
+	l.add("start r%d %v", round, planned)
+}
+func (l *trackerLog) CellDone(planned time.Duration) { l.add("done %v", planned) }
+func (l *trackerLog) Finish()                        { l.add("finish") }
+
+// TestTracker: the tracker hears the plan with every cell's planned time,
+// each build, skip, cell run and teardown, and the end, in order.
+func TestTracker(t *testing.T) {
+	b := &fakeBackend{skipOn: "macvlan", uncheckOn: "ipvlan"}
+	us := units(b, []string{"ipvlan", "macvlan", "vxlan"}, nil)
+	for i := range us {
+		us[i].Cells[0].Planned = 2 * time.Second // rr; stream's is not known
+	}
+	var log trackerLog
+	if err := Run(context.Background(), us, 2, &Recorder{Run: &result.Run{}, Progress: &log}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"plan [[2s 0s] [2s 0s] [2s 0s]] x2",
+		"skip [2s 0s]",             // ipvlan: Check refuses
+		"building", "skip [2s 0s]", // macvlan: Deploy skips
+		"building", "built",
+		"start r1 2s", "done 2s", "start r1 0s", "done 0s",
+		"start r2 2s", "done 2s", "start r2 0s", "done 0s", // Order(2, 2): rotated, then reversed
+		"torn down", "finish",
+	}
+	if !slices.Equal(log, want) {
+		t.Errorf("tracker heard\n%q\nwant\n%q", log, want)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/pmqos"
+	"github.com/cnperf/cnperf/internal/progress"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -74,6 +75,9 @@ func Execute(ctx context.Context, plan plan.Plan, o Options) (*result.Run, strin
 	limit := o.Limit
 	if !o.Quiet {
 		plan.Log = o.Stderr
+		if f, ok := o.Stderr.(*os.File); ok {
+			plan.Log = progress.For(f) // progress lines and a status line with the ETA
+		}
 	}
 	if err := Preflight(&plan); err != nil {
 		return nil, "", err

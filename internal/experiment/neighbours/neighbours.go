@@ -320,7 +320,11 @@ func (st *unitState) start(ctx context.Context, dep backend.Deployment, d time.D
 
 func (st *unitState) cell(w workload.Workload, base workload.Params, pr pairs.Pair, pin string, port *int) sched.Cell {
 	name := string(pr.Placement) + " " + w.Name() + " " + st.sp.Step()
-	return sched.Cell{Name: name, Run: func(ctx context.Context, d backend.Deployment, round int, rec *sched.Recorder) error {
+	planned := pairs.Planned(w, base)
+	if planned > 0 {
+		planned = 2*planned + Warmup // without and with the neighbours
+	}
+	return sched.Cell{Name: name, Planned: planned, Run: func(ctx context.Context, d backend.Deployment, round int, rec *sched.Recorder) error {
 		one := func() result.Result {
 			params := base
 			params.Port = *port

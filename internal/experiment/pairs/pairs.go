@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
@@ -193,7 +194,7 @@ func (v Variant) step(label string) string {
 
 // VariantCell is Cell with a variant.
 func VariantCell(name string, w workload.Workload, base workload.Params, pl backend.Placement, client, server, pin string, port *int, v Variant) sched.Cell {
-	return sched.Cell{Name: name, Run: func(ctx context.Context, d backend.Deployment, round int, rec *sched.Recorder) error {
+	return sched.Cell{Name: name, Planned: Planned(w, base), Run: func(ctx context.Context, d backend.Deployment, round int, rec *sched.Recorder) error {
 		experiment.Steps(w, base, func() bool { return ctx.Err() != nil }, func(params workload.Params, label string) workload.StepResult {
 			params.Port = *port
 			if *port += max(1, v.Flows); *port > 60000 {
@@ -219,6 +220,15 @@ func VariantCell(name string, w workload.Workload, base workload.Params, pl back
 		})
 		return nil
 	}}
+}
+
+// Planned is how long a cell of w measures: its duration, or 0 (not
+// known) for a workload measured in steps (a search ends when it ends).
+func Planned(w workload.Workload, base workload.Params) time.Duration {
+	if _, stepped := w.(workload.Stepper); stepped {
+		return 0
+	}
+	return base.Duration
 }
 
 // ByNetwork groups p's cases by network, in the order first named.
