@@ -10,7 +10,7 @@ import (
 	"github.com/cnperf/cnperf/internal/kubelocal"
 )
 
-const clusterUsage = "use `cnperf cluster up [--nodes N] | down | status | kubectl ARGS...`"
+const clusterUsage = "use `cnperf cluster up [--nodes N] | down | status | kubectl ARGS... | selftest`"
 
 // cmdCluster runs the local Kubernetes cluster (package kubelocal).
 func cmdCluster(args []string) error {
@@ -37,6 +37,17 @@ func cmdCluster(args []string) error {
 		ctx, stop := interruptible()
 		defer stop()
 		return c.Up(ctx)
+	case "selftest":
+		if err := parseFlags(newFlags("cluster selftest"), args[1:]); err != nil {
+			return withExit{err, 2}
+		}
+		c, err := kubelocal.New(cfg)
+		if err != nil {
+			return err
+		}
+		ctx, stop := interruptible()
+		defer stop()
+		return c.Selftest(ctx)
 	case "down", "status":
 		if err := parseFlags(newFlags("cluster "+args[0]), args[1:]); err != nil {
 			return withExit{err, 2}

@@ -155,7 +155,10 @@ type Cluster struct {
 	steps []step                                // what Up does, in order (tests replace them)
 	procs map[string]*lab.Proc
 	lab   *lab.Lab
-	token string
+	// partial: the nodes run containerd only (Selftest, without the
+	// Kubernetes binaries)
+	partial bool
+	token   string
 }
 
 // step is one part of Up.

@@ -3,7 +3,9 @@ package kubelocal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -233,5 +235,74 @@ func TestFailedUpRemovesAll(t *testing.T) {
 	}
 	if cgs, _ := filepath.Glob("/sys/fs/cgroup/*/" + lab.RunCgroup(id)); len(cgs) > 0 {
 		t.Errorf("cgroups left: %v", cgs)
+	}
+}
+
+// The parts of the cluster that need no Kubernetes binary, for real, on 2
+// nodes of a run id of its own: etcd, containerd in each node's mount
+// namespace running a container through runc, the pod network across
+// nodes; nothing left afterwards.
+func TestSelftest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts etcd and two containerds")
+	}
+	for _, b := range []string{"etcd", "etcdctl", "containerd", "runc", "ctr", "iperf3", "go"} {
+		if _, err := exec.LookPath(b); err != nil {
+			t.Skipf("no %s (scripts/install-deps.sh installs it)", b)
+		}
+	}
+	id := "kt" + lab.NewID()
+	c := testCluster(t, id, upSteps...)
+	c.check = (*Cluster).preflight
+	c.cfg.Src = "../.."
+	c.cfg.Wait = time.Minute
+	// the agent image: a small static program answering `/cnperf version`
+	// as cnperf does (building cnperf itself takes minutes on a busy machine)
+	for i, s := range c.steps {
+		if s.name == "images" {
+			c.steps[i].run = func(c *Cluster, ctx context.Context) error {
+				dir := t.TempDir()
+				files := map[string]string{
+					"go.mod":  "module fake\n\ngo 1.22\n",
+					"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"cnperf fake\") }\n",
+				}
+				for name, text := range files {
+					if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+						return err
+					}
+				}
+				for _, b := range []struct{ dir, out, image, tar string }{
+					{filepath.Join(c.cfg.Src, "kube"), "pause", PauseImage, "pause.tar"},
+					{dir, "cnperf", AgentImage, "agent.tar"},
+				} {
+					bin := filepath.Join(t.TempDir(), b.out)
+					pkg := "."
+					if b.out == "pause" {
+						pkg = "./pause"
+					}
+					cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+					cmd.Dir, cmd.Env = b.dir, append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+					if out, err := cmd.CombinedOutput(); err != nil {
+						return fmt.Errorf("%v: %s", err, out)
+					}
+					if err := writeImage(filepath.Join(c.Dir(), "images", b.tar), b.image, bin); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+	}
+	if err := c.Selftest(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c.Exists() {
+		t.Error("selftest left its cluster")
+	}
+	if cgs, _ := filepath.Glob("/sys/fs/cgroup/*/" + lab.RunCgroup(id)); len(cgs) > 0 {
+		t.Errorf("cgroups left: %v", cgs)
+	}
+	if mi, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mi), c.Dir()) {
+		t.Error("mounts left under the state folder")
 	}
 }

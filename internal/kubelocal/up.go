@@ -67,11 +67,7 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 		if err == nil {
 			return
 		}
-		keep := filepath.Join(os.TempDir(), "cnperf-"+c.cfg.ID+"-failed-logs")
-		_ = os.RemoveAll(keep)
-		if cerr := exec.Command("cp", "-r", c.logDir(), keep).Run(); cerr == nil {
-			err = fmt.Errorf("%w (logs in %s)", err, keep)
-		}
+		err = c.keepLogs(err)
 		c.logf("up failed; removing the cluster")
 		if terr := c.teardown(); terr != nil {
 			err = errors.Join(err, fmt.Errorf("removing the failed cluster: %w", terr))
@@ -100,6 +96,17 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	c.logf("up: %d nodes Ready in %v; `cnperf cluster kubectl get nodes`, or KUBECONFIG=%s inside %s",
 		c.cfg.Nodes, time.Since(start).Round(time.Second), c.AdminKubeconfig(), c.CPNetNS())
 	return nil
+}
+
+// keepLogs copies the logs of a cluster about to be removed after err
+// to /tmp/cnperf-ID-failed-logs, and says so in the error.
+func (c *Cluster) keepLogs(err error) error {
+	keep := filepath.Join(os.TempDir(), "cnperf-"+c.cfg.ID+"-failed-logs")
+	_ = os.RemoveAll(keep)
+	if cerr := exec.Command("cp", "-r", c.logDir(), keep).Run(); cerr == nil {
+		return fmt.Errorf("%w (logs in %s)", err, keep)
+	}
+	return err
 }
 
 // preflight refuses, before anything is made, what cannot work here.
@@ -132,6 +139,9 @@ func (c *Cluster) preflight(ctx context.Context) error {
 	}
 	var missing []string
 	for _, b := range Binaries {
+		if c.partial {
+			break
+		}
 		if !executable(filepath.Join(c.cfg.BinDir, b)) {
 			missing = append(missing, b)
 		}
@@ -500,6 +510,9 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 		if _, err := c.in(ctx, name, mnt, "ctr", "-a", sock, "-n", "k8s.io", "images", "import", filepath.Join(c.Dir(), "images", img+".tar")); err != nil {
 			return fmt.Errorf("importing the %s image: %w", img, err)
 		}
+	}
+	if c.partial {
+		return nil
 	}
 	// kubelet and kube-proxy run `iptables` by that name: the backend
 	// cfg.Iptables names comes first in their PATH
