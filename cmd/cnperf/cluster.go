@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/kubelocal"
@@ -24,6 +25,7 @@ func cmdCluster(args []string) error {
 		fs.IntVar(&cfg.Nodes, "nodes", 2, "nodes (1 to 99)")
 		fs.StringVar(&cfg.ProxyMode, "proxy-mode", "iptables", "kube-proxy's mode: iptables, nftables or ipvs")
 		fs.StringVar(&cfg.Iptables, "iptables", "legacy", "the iptables kubelet and kube-proxy run: legacy (x_tables) or nft")
+		fs.StringVar(&cfg.CNI, "cni", "bridge", "the pod network: "+strings.Join(kubelocal.CNIs, ", ")+" (flannel-*: real flanneld, built by scripts/flannel-build.sh)")
 		fs.StringVar(&cfg.BinDir, "bin", kubelocal.DefaultBinDir(), "the Kubernetes binaries (scripts/kube-build.sh builds them)")
 		fs.StringVar(&cfg.Src, "src", "", "cnperf's source tree, the pause and agent images are built from (default: the one holding the working folder)")
 		fs.DurationVar(&cfg.Wait, "wait", 3*time.Minute, "how long each part may take to come up")

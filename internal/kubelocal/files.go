@@ -2,6 +2,7 @@ package kubelocal
 
 import (
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"strings"
 )
@@ -153,4 +154,66 @@ func (c *Cluster) iptablesLinks() [][2]string {
 		}
 	}
 	return out
+}
+
+// flannelNetConfig is what flanneld reads from etcd
+// (/coreos.com/network/config): the pod network, a /24 per node, the
+// backend.
+func (c *Cluster) flannelNetConfig() string {
+	return fmt.Sprintf(`{"Network": "%s", "SubnetLen": 24, "Backend": {"Type": "%s"}}`, PodCIDR, c.cfg.flannel())
+}
+
+// parseSubnetEnv reads flanneld's subnet file (FLANNEL_SUBNET=...
+// lines).
+func parseSubnetEnv(text string) (map[string]string, error) {
+	env := map[string]string{}
+	for _, l := range strings.Split(text, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), "="); ok {
+			env[k] = v
+		}
+	}
+	for _, k := range []string{"FLANNEL_NETWORK", "FLANNEL_SUBNET", "FLANNEL_MTU", "FLANNEL_IPMASQ"} {
+		if env[k] == "" {
+			return nil, fmt.Errorf("flanneld's subnet file has no %s", k)
+		}
+	}
+	return env, nil
+}
+
+// flannelConflist is node n's CNI configuration under Flannel: the bridge
+// plugin configured from flanneld's subnet file as Flannel's own CNI
+// plugin delegates to it (flannel-io/cni-plugin, with kube-flannel.yml's
+// delegate hairpinMode and isDefaultGateway): bridge cni0 as the
+// gateway, the node's lease by host-local, the MTU flanneld chose,
+// masquerading left to flanneld (--ip-masq) when it does it.
+func (c *Cluster) flannelConflist(n int, env map[string]string) string {
+	return fmt.Sprintf(`{
+  "cniVersion": "1.0.0",
+  "name": "cnperf-kube",
+  "plugins": [
+    {"type": "bridge", "bridge": "cni0", "isGateway": true, "isDefaultGateway": true, "hairpinMode": true,
+      "ipMasq": %t, "mtu": %s,
+      "ipam": {"type": "host-local", "dataDir": "%s",
+        "ranges": [[{"subnet": "%s"}]], "routes": [{"dst": "%s"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+`, env["FLANNEL_IPMASQ"] != "true", env["FLANNEL_MTU"], filepath.Join(c.nodeDir(n), "ipam"), subnetOf(env["FLANNEL_SUBNET"]), env["FLANNEL_NETWORK"])
+}
+
+// subnetOf is the network of an address with its prefix (10.244.7.1/24:
+// 10.244.7.0/24), as host-local wants it.
+func subnetOf(s string) string {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked().String()
+	}
+	return s
+}
+
+// cniName is what the node annotation says the pod network is.
+func (c *Cluster) cniName() string {
+	if b := c.cfg.flannel(); b != "" {
+		return "flannel " + FlannelVersion + " " + b + " (flanneld, subnets leased in etcd; pods on bridge+host-local as its CNI plugin delegates)"
+	}
+	return "bridge+host-local (containernetworking-plugins), host-gw routes"
 }

@@ -36,7 +36,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -60,8 +62,17 @@ const (
 	// AnnotCNI is the node annotation naming the pod network, which the API
 	// shows no other way (package backend/kubernetes reads it).
 	AnnotCNI = "cnperf.cni"
-	cniName  = "bridge+host-local (containernetworking-plugins), host-gw routes"
 )
+
+// FlannelVersion is the Flannel release of --cni flannel-*: what
+// scripts/flannel-build.sh builds from the Go module proxy.
+const FlannelVersion = "v0.28.10"
+
+// CNIs are the pod networks the cluster can run: Debian's bridge and
+// host-local plugins with host-gw routes cnperf adds (bridge), or real
+// Flannel, whose flanneld leases each node a subnet in etcd and programs
+// the datapath of its backend.
+var CNIs = []string{"bridge", "flannel-vxlan", "flannel-host-gw"}
 
 // Binaries are the Kubernetes components the cluster runs.
 var Binaries = []string{"kube-apiserver", "kubelet", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubectl"}
@@ -72,7 +83,10 @@ type Config struct {
 	Nodes     int    // 1 to 99
 	ProxyMode string // kube-proxy's mode: iptables (default), nftables or ipvs
 	Iptables  string // the iptables kubelet and kube-proxy run: legacy (default) or nft
-	BinDir    string // the Kubernetes binaries (default DefaultBinDir())
+	CNI       string // the pod network, one of CNIs (default bridge)
+	// FlannelDir holds flanneld (default DefaultFlannelDir()).
+	FlannelDir string
+	BinDir     string // the Kubernetes binaries (default DefaultBinDir())
 	// Src is cnperf's source tree, which Up builds the pause and agent
 	// images from (default: found from the working folder).
 	Src string
@@ -98,6 +112,20 @@ func DefaultBinDir() string {
 	return filepath.Join(root, "kube-"+Version)
 }
 
+// DefaultFlannelDir is where scripts/flannel-build.sh puts flanneld.
+func DefaultFlannelDir() string {
+	return filepath.Join(filepath.Dir(DefaultBinDir()), "flannel-"+FlannelVersion)
+}
+
+// flannel is the Flannel backend the cluster runs ("" for none).
+func (cfg *Config) flannel() string {
+	b, _ := strings.CutPrefix(cfg.CNI, "flannel-")
+	if b == cfg.CNI {
+		return ""
+	}
+	return b
+}
+
 func (cfg *Config) setDefaults() {
 	if cfg.ID == "" {
 		cfg.ID = DefaultID
@@ -107,6 +135,12 @@ func (cfg *Config) setDefaults() {
 	}
 	if cfg.Iptables == "" {
 		cfg.Iptables = "legacy"
+	}
+	if cfg.CNI == "" {
+		cfg.CNI = "bridge"
+	}
+	if cfg.FlannelDir == "" {
+		cfg.FlannelDir = DefaultFlannelDir()
 	}
 	if cfg.BinDir == "" {
 		cfg.BinDir = DefaultBinDir()
@@ -139,6 +173,8 @@ func (cfg *Config) validate() error {
 		return fmt.Errorf("%d nodes; use --nodes 1 to 99", cfg.Nodes)
 	case cfg.ProxyMode != "iptables" && cfg.ProxyMode != "nftables" && cfg.ProxyMode != "ipvs":
 		return fmt.Errorf("kube-proxy mode %q; use --proxy-mode iptables (the default), nftables or ipvs", cfg.ProxyMode)
+	case !slices.Contains(CNIs, cfg.CNI):
+		return fmt.Errorf("pod network %q; use --cni %s", cfg.CNI, strings.Join(CNIs, ", "))
 	case cfg.Iptables != "legacy" && cfg.Iptables != "nft":
 		return fmt.Errorf("iptables backend %q; use --iptables legacy (the default) or nft", cfg.Iptables)
 	}

@@ -51,6 +51,8 @@ func TestConfigValidate(t *testing.T) {
 		{"bad mode", Config{Nodes: 1, ProxyMode: "userspace"}, "--proxy-mode iptables"},
 		{"bad iptables", Config{Nodes: 1, Iptables: "xt"}, "--iptables legacy"},
 		{"bad id", Config{Nodes: 1, ID: "a-b"}, "run id"},
+		{"flannel", Config{Nodes: 2, CNI: "flannel-vxlan"}, ""},
+		{"bad cni", Config{Nodes: 2, CNI: "calico"}, "--cni bridge, flannel-vxlan, flannel-host-gw"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -59,6 +61,51 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("New(%+v) = %v, want %q", c.cfg, err, c.want)
 			}
 		})
+	}
+}
+
+// FlannelVersion is what scripts/flannel-build.sh builds and names its
+// cache folder after.
+func TestFlannelVersionIsTheBuildScripts(t *testing.T) {
+	b, err := os.ReadFile("../../scripts/flannel-build.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "\nversion="+FlannelVersion+" ") {
+		t.Errorf("scripts/flannel-build.sh does not build %s", FlannelVersion)
+	}
+	if filepath.Base(DefaultFlannelDir()) != "flannel-"+FlannelVersion {
+		t.Errorf("DefaultFlannelDir %s", DefaultFlannelDir())
+	}
+}
+
+// Under Flannel the node's CNI configuration comes from flanneld's
+// subnet file as Flannel's CNI plugin makes it: bridge with the lease and
+// the MTU, no masquerading when flanneld masquerades.
+func TestFlannelFiles(t *testing.T) {
+	for _, b := range []string{"vxlan", "host-gw"} {
+		t.Run(b, func(t *testing.T) {
+			c, err := New(Config{Nodes: 2, CNI: "flannel-" + b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env, err := parseSubnetEnv("FLANNEL_NETWORK=10.244.0.0/16\nFLANNEL_SUBNET=10.244.23.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := c.flannelNetConfig() + "\n" + c.flannelConflist(2, env) + c.cniName() + "\n"
+			golden.Check(t, "flannel-"+b, text)
+			var conf map[string]any
+			if err := json.Unmarshal([]byte(c.flannelConflist(2, env)), &conf); err != nil {
+				t.Errorf("the CNI conflist is not JSON: %v", err)
+			}
+			if err := json.Unmarshal([]byte(c.flannelNetConfig()), &conf); err != nil {
+				t.Errorf("the network config is not JSON: %v", err)
+			}
+		})
+	}
+	if _, err := parseSubnetEnv("FLANNEL_NETWORK=10.244.0.0/16\n"); err == nil || !strings.Contains(err.Error(), "FLANNEL_SUBNET") {
+		t.Errorf("a subnet file without FLANNEL_SUBNET: %v", err)
 	}
 }
 

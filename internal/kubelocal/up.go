@@ -146,6 +146,9 @@ func (c *Cluster) preflight(ctx context.Context) error {
 			missing = append(missing, b)
 		}
 	}
+	if c.cfg.flannel() != "" && !executable(filepath.Join(c.cfg.FlannelDir, "flanneld")) {
+		return fmt.Errorf("--cni %s needs flanneld in %s; build it with scripts/flannel-build.sh", c.cfg.CNI, c.cfg.FlannelDir)
+	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%s not in %s; build them with scripts/kube-build.sh (about an hour cold on 2 CPUs), or give --bin DIR", strings.Join(missing, ", "), c.cfg.BinDir)
 	}
@@ -249,7 +252,8 @@ func (c *Cluster) makeUnderlay(ctx context.Context) error {
 	for _, h := range append([]*lab.Host{cp}, l.Hosts...) {
 		var ops []iproute.Op
 		for _, m := range l.Hosts {
-			if m != h {
+			// Flannel routes the pod subnets itself (the ones it leased)
+			if m != h && c.cfg.flannel() == "" {
 				ops = append(ops, iproute.Route{Dst: m.PodCIDR, Via: m.IP})
 			}
 		}
@@ -359,8 +363,12 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 		}
 	}
 	const client, peer = "http://127.0.0.1:2379", "http://127.0.0.1:2380"
+	listen := client
+	if c.cfg.flannel() != "" { // flanneld on the nodes leases subnets there
+		listen += ",http://" + CPIP + ":2379"
+	}
 	p, err := c.spawn("etcd", "cp", "cp", 0, nil, "etcd", "--name", "cp", "--data-dir", filepath.Join(c.Dir(), "etcd"),
-		"--listen-client-urls", client, "--advertise-client-urls", client,
+		"--listen-client-urls", listen, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "cp="+peer)
 	if err != nil {
 		return err
@@ -368,10 +376,17 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 	if err := lab.WriteOwner(c.cfg.ID, p.Cmd.Process.Pid); err != nil {
 		return err
 	}
-	return c.waitFor(ctx, "etcd", "etcd", func(ctx context.Context) error {
+	if err := c.waitFor(ctx, "etcd", "etcd", func(ctx context.Context) error {
 		_, err := c.in(ctx, "cp", 0, "etcdctl", "--endpoints", client, "endpoint", "health")
 		return err
-	})
+	}); err != nil {
+		return err
+	}
+	if c.cfg.flannel() == "" {
+		return nil
+	}
+	_, err = c.in(ctx, "cp", 0, "etcdctl", "--endpoints", client, "put", "/coreos.com/network/config", c.flannelNetConfig())
+	return err
 }
 
 // startControlPlane starts kube-apiserver and waits for /readyz, then the
@@ -438,10 +453,13 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 			return err
 		}
 	}
-	for _, f := range [][2]string{
-		{"containerd.toml", c.containerdConfig(n)}, {"cni/10-cnperf.conflist", c.cniConflist(n)},
-		{"kubelet.yaml", c.kubeletConfig(n)}, {"kube-proxy.yaml", c.kubeProxyConfig(n)},
-	} {
+	files := [][2]string{
+		{"containerd.toml", c.containerdConfig(n)}, {"kubelet.yaml", c.kubeletConfig(n)}, {"kube-proxy.yaml", c.kubeProxyConfig(n)},
+	}
+	if c.cfg.flannel() == "" {
+		files = append(files, [2]string{"cni/10-cnperf.conflist", c.cniConflist(n)})
+	}
+	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(nd, f[0]), []byte(f[1]), 0o644); err != nil {
 			return err
 		}
@@ -514,9 +532,14 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 	if c.partial {
 		return nil
 	}
-	// kubelet and kube-proxy run `iptables` by that name: the backend
-	// cfg.Iptables names comes first in their PATH
+	// kubelet, kube-proxy and flanneld run `iptables` by that name: the
+	// backend cfg.Iptables names comes first in their PATH
 	path := []string{"PATH=" + filepath.Join(nd, "bin") + ":" + os.Getenv("PATH")}
+	if c.cfg.flannel() != "" {
+		if err := c.startFlannel(ctx, n, mnt, path); err != nil {
+			return err
+		}
+	}
 	if _, err := c.spawn("kubelet-"+name, name, sys, mnt, path, filepath.Join(c.cfg.BinDir, "kubelet"),
 		"--config="+filepath.Join(nd, "kubelet.yaml"), "--kubeconfig="+c.AdminKubeconfig(),
 		"--root-dir="+filepath.Join(nd, "kubelet"), "--hostname-override="+name, "--node-ip="+c.nodeIP(n)); err != nil {
@@ -547,9 +570,38 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 		}); err != nil {
 			return err
 		}
-		if _, err := c.kubectl(ctx, "annotate", "node", name, "--overwrite", AnnotCNI+"="+cniName); err != nil {
+		if _, err := c.kubectl(ctx, "annotate", "node", name, "--overwrite", AnnotCNI+"="+c.cniName()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// startFlannel starts node n's flanneld, which leases the node a subnet
+// in etcd, builds its backend's datapath (flannel.1 and its neighbours,
+// or host-gw routes) and writes its subnet file; the node's CNI
+// configuration is then made from that file, before kubelet starts (a
+// kubelet without one reports its node not Ready).
+func (c *Cluster) startFlannel(ctx context.Context, n, mnt int, path []string) error {
+	name := nodeName(n)
+	subnetFile := filepath.Join(c.nodeDir(n), "flannel", "subnet.env")
+	if err := os.MkdirAll(filepath.Dir(subnetFile), 0o755); err != nil {
+		return err
+	}
+	if _, err := c.spawn("flanneld-"+name, name, name+"-sys", mnt, path, filepath.Join(c.cfg.FlannelDir, "flanneld"),
+		"--etcd-endpoints=http://"+CPIP+":2379", "--iface=eth0", "--ip-masq", "--subnet-file="+subnetFile); err != nil {
+		return err
+	}
+	var env map[string]string
+	if err := c.waitFor(ctx, "flanneld of "+name, "flanneld-"+name, func(context.Context) error {
+		b, err := os.ReadFile(subnetFile)
+		if err != nil {
+			return err
+		}
+		env, err = parseSubnetEnv(string(b))
+		return err
+	}); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(c.nodeDir(n), "cni", "10-cnperf.conflist"), []byte(c.flannelConflist(n, env)), 0o644)
 }
