@@ -64,15 +64,15 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// FlannelVersion is what scripts/flannel-build.sh builds and names its
-// cache folder after.
-func TestFlannelVersionIsTheBuildScripts(t *testing.T) {
-	b, err := os.ReadFile("../../scripts/flannel-build.sh")
+// FlannelVersion is what flannel/go.mod pins, which
+// scripts/flannel-build.sh builds and names its cache folder after.
+func TestFlannelVersionIsFlannelGoMod(t *testing.T) {
+	b, err := os.ReadFile("../../flannel/go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "\nversion="+FlannelVersion+" ") {
-		t.Errorf("scripts/flannel-build.sh does not build %s", FlannelVersion)
+	if !strings.Contains(string(b), "\tgithub.com/flannel-io/flannel "+FlannelVersion+" ") {
+		t.Errorf("flannel/go.mod does not pin github.com/flannel-io/flannel %s", FlannelVersion)
 	}
 	if filepath.Base(DefaultFlannelDir()) != "flannel-"+FlannelVersion {
 		t.Errorf("DefaultFlannelDir %s", DefaultFlannelDir())
