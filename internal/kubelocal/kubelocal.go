@@ -39,6 +39,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -189,6 +190,7 @@ type Cluster struct {
 	cfg   Config
 	check func(*Cluster, context.Context) error // refuses what cannot work, before anything is made
 	steps []step                                // what Up does, in order (tests replace them)
+	mu    sync.Mutex                            // guards procs: nodes start at once
 	procs map[string]*lab.Proc
 	lab   *lab.Lab
 	// partial: the nodes run containerd only (Selftest, without the

@@ -66,7 +66,9 @@ func (c *Cluster) Selftest(ctx context.Context) (err error) {
 	}
 	for n := 1; n <= 2; n++ {
 		name := nodeName(n)
+		c.mu.Lock()
 		mnt := c.procs["mnt-"+name].Cmd.Process.Pid
+		c.mu.Unlock()
 		out, err := c.in(ctx, name, mnt, "ctr", "-a", filepath.Join(c.nodeDir(n), "containerd.sock"), "-n", "k8s.io",
 			"run", "--rm", "--cgroup", "/"+c.cgroup(name+"/selftest"), AgentImage, "selftest", "/cnperf", "version")
 		if err != nil {

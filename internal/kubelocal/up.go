@@ -274,7 +274,9 @@ func (c *Cluster) spawn(name, host, cgroup string, mount int, env []string, argv
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
 	c.procs[name] = p
+	c.mu.Unlock()
 	return p, nil
 }
 
@@ -290,7 +292,10 @@ func (c *Cluster) waitFor(ctx context.Context, what, proc string, check func(ctx
 		if last == nil {
 			return nil
 		}
-		if p := c.procs[proc]; p != nil {
+		c.mu.Lock()
+		p := c.procs[proc]
+		c.mu.Unlock()
+		if p != nil {
 			select {
 			case <-p.Done():
 				b, _ := os.ReadFile(filepath.Join(c.logDir(), proc+".log"))
