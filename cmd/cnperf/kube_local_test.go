@@ -287,3 +287,88 @@ func tail(b []byte, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestLocalKubernetesClusterFlannel is issue 24's: the local cluster on
+// real Flannel (`cnperf cluster up --nodes 2 --cni flannel-vxlan`): both
+// nodes Ready on flanneld's leases, the VXLAN device flannel.1 on each
+// node, tcp_rr and tcp_stream cross-node over the pod network with the
+// environment naming Flannel, then down with nothing left. Root only,
+// with CNPERF_KUBE_LOCAL=1 and flanneld built (scripts/flannel-build.sh).
+func TestLocalKubernetesClusterFlannel(t *testing.T) {
+	if os.Getenv(KubeLocalEnv) != "1" {
+		t.Skipf("set %s=1 to bring up the local Kubernetes cluster", KubeLocalEnv)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the local cluster lives in network namespaces and cgroups")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, script := range []string{"kube-build.sh", "flannel-build.sh"} {
+		out, err := exec.Command(filepath.Join(root, "scripts", script), "--missing").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := strings.TrimSpace(string(out)); m != "" {
+			t.Skipf("%s not built; run scripts/%s", m, script)
+		}
+	}
+	if _, err := os.Stat("/run/netns/cnperf-kube-sw"); err == nil {
+		t.Fatal("a local cluster is up already; `cnperf cluster down` first (only one runs at a time)")
+	}
+	bin := cnperf(t)
+	cluster := func(ctx context.Context, args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, bin, append([]string{"cluster"}, args...)...)
+		cmd.Dir = root
+		return cmd
+	}
+	isDown := false
+	t.Cleanup(func() {
+		if !isDown {
+			_ = cluster(context.Background(), "down").Run()
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	start := time.Now()
+	if out, err := cluster(ctx, "up", "--nodes", "2", "--cni", "flannel-vxlan").CombinedOutput(); err != nil {
+		t.Fatalf("cnperf cluster up --nodes 2 --cni flannel-vxlan: %v\n%s", err, tail(out, 40))
+	}
+	t.Logf("cluster up in %v", time.Since(start).Round(time.Second))
+	for _, n := range []string{"n1", "n2"} {
+		out, err := exec.Command("ip", "-n", "cnperf-kube-"+n, "-d", "link", "show", "flannel.1").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "vxlan id 1 ") || !strings.Contains(string(out), "dstport 8472") {
+			t.Errorf("node %s: no flannel.1 of VNI 1 on port 8472: %v\n%s", n, err, out)
+		}
+	}
+	resPath := filepath.Join(t.TempDir(), "flannel.json")
+	run := exec.CommandContext(ctx, "ip", "netns", "exec", kubeCPNetns, bin, "run", "--backend", "kubernetes",
+		"--kubeconfig", kubeConfig, "--image", kubeAgentImage, "--networks", "pod", "--no-baseline",
+		"--workloads", "tcp_rr,tcp_stream", "--placement", "cross-node", "--duration", "1s", "--out", resPath)
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("cnperf run --backend kubernetes: %v\n%s", err, tail(out, 40))
+	}
+	r, err := result.Read(resPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Results) != 2 {
+		t.Errorf("%d results, want tcp_rr and tcp_stream", len(r.Results))
+	}
+	for _, res := range r.Results {
+		if res.Error != "" {
+			t.Errorf("%s over Flannel: %s", res.Workload, res.Error)
+		}
+	}
+	if k := r.Environment.Kubernetes; k == nil || !strings.Contains(k.CNI, "flannel") {
+		t.Errorf("the environment does not name Flannel: %+v", k)
+	}
+	if out, err := cluster(context.Background(), "down").CombinedOutput(); err != nil {
+		t.Fatalf("cnperf cluster down: %v\n%s", err, out)
+	}
+	isDown = true
+	for _, left := range kubeLeftovers() {
+		t.Errorf("left after down: %s", left)
+	}
+}
