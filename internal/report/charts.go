@@ -91,6 +91,9 @@ type section struct {
 	Charts []chart
 	Tables []htmlTable
 	Notes  []string
+	// Answer is the summary of the verdicts (Answer), drawn right after
+	// the section's charts.
+	Answer []string
 	// Subs are parts of the section under their own heading (a study's
 	// table each), drawn after its own charts and tables.
 	Subs []section
@@ -149,9 +152,14 @@ func unitOf(f result.Figure) string {
 // each cell's median with its interval; for the figures that declare a
 // ratio, each network's ratio to the baseline with its interval, 1 marked.
 func comparisonSection(ins []Input) section {
-	sec := section{ID: "comparison", Title: "Comparison with the baseline",
-		Intro: "The thick line is a cell's median over its rounds; the shaded bar around it is its 95 % confidence interval (none when the run had one round); overlaid runs stand side by side. Ratio charts mark the baseline, the same workload with no container network in the same placement, at 1; a ratio is the geometric mean of the per-round ratios (each round's cell over that round's baseline), not the quotient of the two medians, and the table under the charts gives each one's verdict: differs (p < 0.05 and the whole interval beyond 1 ± 5 %), equivalent (the whole interval within 1 ± 5 %) or undecided (neither shown)."}
-	verdicts := htmlTable{Folded: true, Caption: "Each ratio to the baseline, its 95 % interval and its verdict", Head: []string{"run", "workload", "cell", "figure", "ratio [95 %]", "verdict", "rounds that would decide it"}}
+	sec := section{ID: "comparison", Title: "Comparison with the baseline"}
+	howToRead := []string{"The thick line is a cell's median over its rounds; the shaded bar around it is its 95 % confidence interval (none when the run had one round); overlaid runs stand side by side. Ratio charts mark the baseline, the same workload with no container network in the same placement, at 1; a ratio is the geometric mean of the per-round ratios (each round's cell over that round's baseline), not the quotient of the two medians, and the table under the charts gives each one's verdict: differs (p < 0.05 and the whole interval beyond 1 ± 5 %), equivalent (the whole interval within 1 ± 5 %) or undecided (neither shown)."}
+	// the answer first: the ratio charts, the summary of their verdicts
+	// and the verdicts' table; the figures themselves below, under their
+	// own heading
+	sec.Answer = Answer(ins)
+	figures := section{ID: "figures", Title: "The figures themselves"}
+	verdicts := htmlTable{Caption: "Each ratio to the baseline, its 95 % interval and its verdict", Head: []string{"run", "workload", "cell", "figure", "ratio [95 %]", "verdict", "rounds that would decide it"}}
 	overlay := len(ins) > 1
 	type group struct{ workload, step string }
 	var groups []group
@@ -213,7 +221,7 @@ func comparisonSection(ins []Input) section {
 				v := s.VsBaseline
 				c := add(ratio, g, f, func() *chart {
 					one := 1.0
-					return &chart{Kind: chartInterval, Title: title + ": " + f.Label + " ratio to baseline", YLabel: "ratio to baseline (" + string(f.Better) + " is better)", Ref: &one, RefLabel: "baseline = 1", YLog: true}
+					return &chart{Kind: chartInterval, Title: title + ": " + f.Label + " ratio to baseline", YLabel: "ratio (above 1 is " + f.AboveOne() + ")", Ref: &one, RefLabel: "baseline = 1", YLog: true}
 				})
 				name := seriesName(in, overlay, "ratio")
 				addIntervalPoint(c, name, cellLabel(k), v.Ratio, v.CILevel > 0 || v.CILow != 0 || v.CIHigh != 0, v.CILow, v.CIHigh)
@@ -232,9 +240,16 @@ func comparisonSection(ins []Input) section {
 		}
 		for _, f := range figs[g] {
 			if c := abs[g][f.Key]; c != nil {
-				sec.Charts = append(sec.Charts, *c)
+				figures.Charts = append(figures.Charts, *c)
 			}
 		}
+	}
+	if len(sec.Charts) == 0 { // no ratios (no baseline): the figures lead
+		sec.Charts, figures.Charts = figures.Charts, nil
+	}
+	sec.Subs = append(sec.Subs, figures)
+	if len(sec.Charts) > 0 {
+		sec.Notes = howToRead
 	}
 	return sec
 }
@@ -573,7 +588,7 @@ func phaseRank(p string) int {
 // program them.
 func servicesSection(ins []Input) section {
 	sec := section{ID: "services", Title: "Service-count scaling per load balancer",
-		Intro: "Rate through one ClusterIP service while N services are programmed (mean over repeats); the pod-IP row (lb none) dials a backend directly and is drawn flat as the reference. The second chart is the time it took to program the N services on every node."}
+		Intro: "Rate through one ClusterIP service while N services are programmed (mean over repeats); the pod-IP row (lb none) dials a backend directly and is drawn flat as the reference. The ratio charts give each balancer's rate against the pod IP's (the geometric mean of the per-round ratios, with its 95 % interval), and the table under them each one's verdict: differs, equivalent (within ±5 %) or undecided. The last chart is the time it took to program the N services on every node."}
 	overlay := len(ins) > 1
 	type grp struct{ wl, style string }
 	var groups []grp
@@ -658,7 +673,12 @@ func servicesSection(ins []Input) section {
 		}
 		sec.Charts = append(sec.Charts, *c)
 	}
-	sec.Charts = append(sec.Charts, serviceRatios(ins)...)
+	ratios, verdicts := serviceRatios(ins)
+	sec.Charts = append(sec.Charts, ratios...)
+	if len(verdicts) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{Folded: true, Caption: "Each ratio to the pod IP, its 95 % interval and its verdict (the geometric mean of the per-round ratios)",
+			Head: []string{"run", "workload", "cell", "figure", "ratio [95 %]", "verdict", "rounds that would decide it"}, Rows: verdicts})
+	}
 	if len(syncOrder) > 0 {
 		sync = &chart{Kind: chartLines, Title: "time to program the services on every node", XLabel: "services", YLabel: "sync (s)"}
 		lo, hi := math.Inf(1), 0.0
@@ -822,10 +842,11 @@ func networksSection(ins []Input) section {
 
 // serviceRatios: per workload (and connection style), each load
 // balancer's ratio to the pod-IP row at each number of services, with its
-// interval, 1 marked.
-func serviceRatios(ins []Input) []chart {
+// interval, 1 marked; and each ratio's row of the verdicts' table.
+func serviceRatios(ins []Input) ([]chart, [][]string) {
 	overlay := len(ins) > 1
 	var out []*chart
+	var verdicts [][]string
 	byTitle := map[string]*chart{}
 	for _, in := range ins {
 		for _, s := range summarized(in.Run) {
@@ -845,19 +866,20 @@ func serviceRatios(ins []Input) []chart {
 			c := byTitle[title]
 			if c == nil {
 				one := 1.0
-				c = &chart{Kind: chartInterval, Title: title, YLabel: "ratio to pod IP (" + string(f.Better) + " is better)", Ref: &one, RefLabel: "pod IP = 1", YLog: true}
+				c = &chart{Kind: chartInterval, Title: title, YLabel: "ratio (above 1 is " + f.AboveOne() + ")", Ref: &one, RefLabel: "pod IP = 1", YLog: true}
 				byTitle[title] = c
 				out = append(out, c)
 			}
 			name := seriesName(in, overlay, fmt.Sprintf("%d services", k.Services))
 			addIntervalPoint(c, name, k.Network+" lb="+k.LB, v.Ratio, v.CILevel > 0 || v.CILow != 0 || v.CIHigh != 0, v.CILow, v.CIHigh)
+			verdicts = append(verdicts, verdictRow(in.Name, k.Workload, k.Network+" lb="+k.LB+" "+k.Step, f.Label, *v))
 		}
 	}
 	var cs []chart
 	for _, c := range out {
 		cs = append(cs, *c)
 	}
-	return cs
+	return cs, verdicts
 }
 
 // stepWithout drops the fields of a step label that start with prefix.

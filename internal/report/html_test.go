@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
 )
 
 // pageRuns are stored real runs that together hold every kind of section:
@@ -57,18 +58,18 @@ func TestPageSections(t *testing.T) {
 		runs []string
 		want string
 	}{
-		{pageRuns, "studies comparison sizes latency startup services environment networks"},
-		{[]string{"summaries"}, "studies comparison latency environment networks"},
+		{pageRuns, "comparison sizes latency startup services studies environment networks"},
+		{[]string{"summaries"}, "comparison latency studies environment networks"},
 		{[]string{"startup"}, "comparison startup environment networks"},
 		{[]string{"services"}, "services environment networks"},
-		{[]string{"sizes_sweep"}, "studies comparison sizes environment networks"},
-		{[]string{"interference"}, "studies comparison latency interference environment networks"},
-		{[]string{"alltoall"}, "studies comparison latency alltoall environment networks"},
+		{[]string{"sizes_sweep"}, "comparison sizes studies environment networks"},
+		{[]string{"interference"}, "comparison latency interference studies environment networks"},
+		{[]string{"alltoall"}, "comparison latency alltoall studies environment networks"},
 		{[]string{"parallel"}, "comparison flows environment networks"},
-		{[]string{"startup_suite"}, "studies comparison startup environment networks"},
-		{[]string{"seed_latency"}, "studies comparison latency environment networks"},
-		{exampleRuns[:1], "studies comparison latency environment networks"},
-		{exampleRuns[1:], "studies services environment networks"},
+		{[]string{"startup_suite"}, "comparison startup studies environment networks"},
+		{[]string{"seed_latency"}, "comparison latency studies environment networks"},
+		{exampleRuns[:1], "comparison latency studies environment networks"},
+		{exampleRuns[1:], "services studies environment networks"},
 	} {
 		p := BuildPage(readInputs(t, c.runs...))
 		var got []string
@@ -125,7 +126,9 @@ func TestStudyTables(t *testing.T) {
 		var got []string
 		for _, s := range p.Sections {
 			for _, sub := range s.Subs {
-				got = append(got, strings.TrimPrefix(sub.ID, "study-"))
+				if s.ID == "studies" {
+					got = append(got, strings.TrimPrefix(sub.ID, "study-"))
+				}
 			}
 		}
 		if strings.Join(got, " ") != c.want {
@@ -316,4 +319,50 @@ func TestOldFilesRender(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestServicesVerdictTable: the services section's ratios to the pod IP
+// each have a row with the verdict stats gives them, as the comparison
+// section's ratios do.
+func TestServicesVerdictTable(t *testing.T) {
+	ins := readInputs(t, exampleRuns[1])
+	want := map[string]string{} // cell and figure -> verdict word
+	for _, s := range summarized(ins[0].Run) {
+		if f, ok := figureOf(s.Cell.Workload, s.Figure); ok && f.Ratio && s.Cell.LB != "" && s.Cell.Services > 0 && s.VsBaseline != nil {
+			want[s.Cell.Workload+"|"+s.Cell.Network+" lb="+s.Cell.LB+" "+s.Cell.Step+"|"+f.Label] = stats.VerdictOf(*s.VsBaseline)
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("the clusterip example has no service ratio to check")
+	}
+	var rows [][]string
+	for _, sec := range BuildPage(ins).Sections {
+		if sec.ID != "services" {
+			continue
+		}
+		for _, tb := range sec.Tables {
+			if strings.Contains(tb.Caption, "verdict") {
+				rows = append(rows, tb.Rows...)
+			}
+		}
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d verdict rows in the services section, want %d", len(rows), len(want))
+	}
+	for _, r := range rows {
+		w, ok := want[r[1]+"|"+r[2]+"|"+r[3]]
+		if !ok || !strings.HasPrefix(r[5], w) || r[4] != ratio(*summaryOf(ins[0].Run, r)) {
+			t.Errorf("row %q: want verdict %q", r, w)
+		}
+	}
+}
+
+// summaryOf finds the comparison a services verdict row is about.
+func summaryOf(run *result.Run, row []string) *result.Comparison {
+	for _, s := range summarized(run) {
+		if f, ok := figureOf(s.Cell.Workload, s.Figure); ok && s.Cell.Workload == row[1] && s.Cell.Network+" lb="+s.Cell.LB+" "+s.Cell.Step == row[2] && f.Label == row[3] && s.VsBaseline != nil {
+			return s.VsBaseline
+		}
+	}
+	return &result.Comparison{}
 }
