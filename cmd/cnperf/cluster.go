@@ -98,3 +98,5 @@ func (e withExit) As(target any) bool {
 	}
 	return false
 }
+
+func (e withExit) Unwrap() error { return e.error }

@@ -3,7 +3,7 @@
 // etcd, kube-apiserver, kube-controller-manager and kube-scheduler in a
 // control-plane host; on each node host containerd (runc), kubelet and
 // kube-proxy, pods on the bridge and host-local CNI plugins with host-gw
-// routes between nodes. The underlay, the cgroups and the processes are
+// routes between nodes, or on real Flannel (flanneld, vxlan or host-gw). The underlay, the cgroups and the processes are
 // package lab's: the cluster is the lab run "kube" whose hosts outlive
 // cnperf.
 //
