@@ -20,10 +20,9 @@ PACKAGES=(
   bird2          # calico-bgp control plane
   etcd-server    # flannel / docker-overlay KV store
   etcd-client    # etcdctl
-  containerd     # kube-local.sh: each node's container runtime
+  containerd     # cnperf cluster: each node's container runtime
   runc           # containerd's OCI runtime
-  containernetworking-plugins  # startup_cni: the real CNI plugins; kube-local.sh: the pod network
-  openssl        # kube-local.sh: the cluster's service-account key
+  containernetworking-plugins  # startup_cni: the real CNI plugins; cnperf cluster: the pod network
   clang          # eBPF: regenerating objects
   llvm
   libbpf-dev

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# 100 agent pods on each of n1 and n2 of the local cluster (scripts/kube-local.sh up 2),
+# 100 agent pods on each of n1 and n2 of the local cluster (cnperf cluster up --nodes 2),
 # timed until all are Running, then deleted with their namespace (as root).
 set -euo pipefail
 yaml=$(mktemp)
 trap 'rm -f "$yaml"' EXIT
-K() { "$(dirname "$0")"/kube-local.sh kubectl "$@"; }
+K() { "${CNPERF:-cnperf}" cluster kubectl "$@"; } # CNPERF: the cnperf binary, if not on PATH
 K create namespace cnperf-pods100 >/dev/null
 for n in n1 n2; do
   for i in $(seq 1 100); do

@@ -20,7 +20,7 @@ import (
 // once the Kubernetes binaries are in their cache (scripts/kube-build.sh).
 const KubeLocalEnv = "CNPERF_KUBE_LOCAL"
 
-// The local cluster's names (scripts/kube-local.sh).
+// The local cluster's names (`cnperf cluster`, package kubelocal).
 const (
 	kubeState      = "/run/cnperf/kube"
 	kubeConfig     = kubeState + "/admin.kubeconfig"
@@ -31,7 +31,7 @@ const (
 )
 
 // TestLocalKubernetesCluster is issue 15's integration test: it brings up
-// the local cluster of scripts/kube-local.sh with 2 nodes (real
+// the local cluster of `cnperf cluster up --nodes 2` (real
 // kube-apiserver, kubelets, kube-proxy in iptables mode), runs tcp_rr,
 // tcp_stream and tcp_crr through a ClusterIP same-node and cross-node with
 // --backend kubernetes, checks the results and the environment (the real
@@ -48,7 +48,6 @@ func TestLocalKubernetesCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(root, "scripts", "kube-local.sh")
 	out, err := exec.Command(filepath.Join(root, "scripts", "kube-build.sh"), "--missing").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -57,14 +56,18 @@ func TestLocalKubernetesCluster(t *testing.T) {
 		t.Fatalf("the Kubernetes binaries %s are not built; run scripts/kube-build.sh", m)
 	}
 	if _, err := os.Stat("/run/netns/cnperf-kube-sw"); err == nil {
-		t.Fatal("a local cluster is up already; scripts/kube-local.sh down first (only one runs at a time)")
+		t.Fatal("a local cluster is up already; `cnperf cluster down` first (only one runs at a time)")
 	}
 	bin := cnperf(t)
+	cluster := func(ctx context.Context, args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, bin, append([]string{"cluster"}, args...)...)
+		cmd.Dir = root // the images are built from this source tree
+		return cmd
+	}
 
 	down := func() {
-		cmd := exec.Command(script, "down")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("kube-local.sh down: %v\n%s", err, out)
+		if out, err := cluster(context.Background(), "down").CombinedOutput(); err != nil {
+			t.Errorf("cnperf cluster down: %v\n%s", err, out)
 		}
 	}
 	isDown := false
@@ -77,10 +80,17 @@ func TestLocalKubernetesCluster(t *testing.T) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, script, "up", "2").CombinedOutput(); err != nil {
-		t.Fatalf("kube-local.sh up 2: %v\n%s", err, tail(out, 40))
+	if out, err := cluster(ctx, "up", "--nodes", "2").CombinedOutput(); err != nil {
+		t.Fatalf("cnperf cluster up --nodes 2: %v\n%s", err, tail(out, 40))
 	}
 	t.Logf("cluster up in %v", time.Since(start).Round(time.Second))
+	// a second up refuses at once and leaves the running cluster alone
+	if out, err := cluster(ctx, "up", "--nodes", "2").CombinedOutput(); err == nil || !strings.Contains(string(out), "already up") {
+		t.Errorf("a second cnperf cluster up: %v: %s", err, out)
+	}
+	if out, err := cluster(ctx, "status").CombinedOutput(); err != nil || !strings.Contains(string(out), "Ready") {
+		t.Errorf("cnperf cluster status: %v: %s", err, out)
+	}
 
 	// both nodes Ready, with the kubelet built here
 	var nodes struct {
@@ -97,7 +107,7 @@ func TestLocalKubernetesCluster(t *testing.T) {
 	}
 	kubectl := func(args ...string) []byte {
 		t.Helper()
-		out, err := exec.Command(script, append([]string{"kubectl"}, args...)...).Output()
+		out, err := cluster(ctx, append([]string{"kubectl"}, args...)...).Output()
 		if err != nil {
 			t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
 		}
@@ -276,4 +286,89 @@ func tail(b []byte, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestLocalKubernetesClusterFlannel is issue 24's: the local cluster on
+// real Flannel (`cnperf cluster up --nodes 2 --cni flannel-vxlan`): both
+// nodes Ready on flanneld's leases, the VXLAN device flannel.1 on each
+// node, tcp_rr and tcp_stream cross-node over the pod network with the
+// environment naming Flannel, then down with nothing left. Root only,
+// with CNPERF_KUBE_LOCAL=1 and flanneld built (scripts/flannel-build.sh).
+func TestLocalKubernetesClusterFlannel(t *testing.T) {
+	if os.Getenv(KubeLocalEnv) != "1" {
+		t.Skipf("set %s=1 to bring up the local Kubernetes cluster", KubeLocalEnv)
+	}
+	testutil.NeedRoot(t, "the local cluster lives in network namespaces and cgroups")
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, script := range []string{"kube-build.sh", "flannel-build.sh"} {
+		out, err := exec.Command(filepath.Join(root, "scripts", script), "--missing").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := strings.TrimSpace(string(out)); m != "" {
+			t.Skipf("%s not built; run scripts/%s", m, script)
+		}
+	}
+	if _, err := os.Stat("/run/netns/cnperf-kube-sw"); err == nil {
+		t.Fatal("a local cluster is up already; `cnperf cluster down` first (only one runs at a time)")
+	}
+	bin := cnperf(t)
+	cluster := func(ctx context.Context, args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, bin, append([]string{"cluster"}, args...)...)
+		cmd.Dir = root
+		return cmd
+	}
+	isDown := false
+	t.Cleanup(func() {
+		if !isDown {
+			_ = cluster(context.Background(), "down").Run()
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	start := time.Now()
+	if out, err := cluster(ctx, "up", "--nodes", "2", "--cni", "flannel-vxlan").CombinedOutput(); err != nil {
+		t.Fatalf("cnperf cluster up --nodes 2 --cni flannel-vxlan: %v\n%s", err, tail(out, 40))
+	}
+	t.Logf("cluster up in %v", time.Since(start).Round(time.Second))
+	for _, n := range []string{"n1", "n2"} {
+		out, err := exec.Command("ip", "-n", "cnperf-kube-"+n, "-d", "link", "show", "flannel.1").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "vxlan id 1 ") || !strings.Contains(string(out), "dstport 8472") {
+			t.Errorf("node %s: no flannel.1 of VNI 1 on port 8472: %v\n%s", n, err, out)
+		}
+	}
+	resPath := filepath.Join(t.TempDir(), "flannel.json")
+	run := exec.CommandContext(ctx, "ip", "netns", "exec", kubeCPNetns, bin, "run", "--backend", "kubernetes",
+		"--kubeconfig", kubeConfig, "--image", kubeAgentImage, "--networks", "pod", "--no-baseline",
+		"--workloads", "tcp_rr,tcp_stream", "--placement", "cross-node", "--duration", "1s", "--out", resPath)
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("cnperf run --backend kubernetes: %v\n%s", err, tail(out, 40))
+	}
+	r, err := result.Read(resPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := map[string]bool{}
+	for _, res := range r.Results {
+		if res.Error != "" {
+			t.Errorf("%s over Flannel: %s", res.Workload, res.Error)
+		}
+		measured[res.Workload] = true
+	}
+	if !measured["tcp_rr"] || !measured["tcp_stream"] {
+		t.Errorf("measured %v, want tcp_rr and tcp_stream", measured)
+	}
+	if k := r.Environment.Kubernetes; k == nil || !strings.Contains(k.CNI, "flannel") {
+		t.Errorf("the environment does not name Flannel: %+v", k)
+	}
+	if out, err := cluster(context.Background(), "down").CombinedOutput(); err != nil {
+		t.Fatalf("cnperf cluster down: %v\n%s", err, out)
+	}
+	isDown = true
+	for _, left := range kubeLeftovers() {
+		t.Errorf("left after down: %s", left)
+	}
 }

@@ -42,6 +42,7 @@ func init() {
 		{"load", "run the load engine (http_rate, http_qps, tcp_rate) against any server, or serve one", cmdLoad},
 		{"bench", "measure cnperf itself: `bench lab` builds many pods, pings each, tears them down, timed", cmdBench},
 		{"clean", "remove what killed runs left behind (namespaces, processes, state)", cmdClean},
+		{"cluster", "a real Kubernetes cluster on this machine: `cluster up [--nodes N] | down | status | kubectl ...`", cmdCluster},
 		{"agent", "(internal) the in-pod agent the coordinator drives", cmdAgent},
 		{"tund", "(internal) the user-space tunnel daemon of flannel-udp and weave", cmdTund},
 		{"version", "print the version", cmdVersion},

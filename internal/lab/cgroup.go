@@ -17,7 +17,7 @@ import (
 
 // RunCgroup is the name of the cgroup a run may hold processes in, at the
 // root of every hierarchy: cnperf-<id>. The local Kubernetes cluster
-// (scripts/kube-local.sh, run id "kube") puts its control plane, its
+// (`cnperf cluster`, package kubelocal, run id "kube") puts its control plane, its
 // kubelets and their pods under it; Clean kills and removes what a dead
 // run left there.
 func RunCgroup(id string) string { return Prefix + id }
@@ -122,19 +122,59 @@ func cgroupPIDs(dirs []string) []int {
 	return pids
 }
 
+// cgroupTasks lists every thread in the subtrees under dirs: a v1
+// hierarchy's "tasks", a v2 one's "cgroup.threads". A process whose
+// first thread has exited while others still run is gone from
+// cgroup.procs, not from these: only when they are empty has every
+// process really exited (its files, sockets and mounts released).
+func cgroupTasks(dirs []string) []int {
+	var tids []int
+	for _, d := range dirs {
+		_ = filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() || (e.Name() != "tasks" && e.Name() != "cgroup.threads") {
+				return nil
+			}
+			b, _ := os.ReadFile(p)
+			for _, f := range strings.Fields(string(b)) {
+				if tid, err := strconv.Atoi(f); err == nil {
+					tids = append(tids, tid)
+				}
+			}
+			return nil
+		})
+	}
+	return tids
+}
+
 // removeRunCgroups kills every process in run id's cgroups and removes
 // them, deepest first.
-func removeRunCgroups(id string) error {
+func removeRunCgroups(id string) error { return StopRunCgroup(id, 0, 2*time.Second) }
+
+// StopRunCgroup ends every process under run id's cgroups and removes
+// them, deepest first. With a grace period the processes get SIGTERM
+// first and that long to exit on their own; then SIGKILL, repeated (a
+// process may fork meanwhile) until no thread is left in any of them. It
+// returns only once they have all exited, or fails naming those still
+// there after limit, leaving the cgroups for another try.
+func StopRunCgroup(id string, grace, limit time.Duration) error {
 	dirs := runCgroupDirs(id)
 	if len(dirs) == 0 {
 		return nil
 	}
-	for try := 0; try < 100; try++ {
-		pids := cgroupPIDs(dirs)
-		if len(pids) == 0 {
-			break
+	empty := func() bool { return len(cgroupPIDs(dirs)) == 0 && len(cgroupTasks(dirs)) == 0 }
+	if grace > 0 {
+		for _, pid := range cgroupPIDs(dirs) {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
 		}
-		for _, pid := range pids {
+		for end := time.Now().Add(grace); !empty() && time.Now().Before(end); {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for end := time.Now().Add(limit); !empty(); {
+		if time.Now().After(end) {
+			return fmt.Errorf("processes still in cgroup %s %v after SIGKILL: %s", RunCgroup(id), limit, describePIDs(append(cgroupPIDs(dirs), cgroupTasks(dirs)...)))
+		}
+		for _, pid := range append(cgroupPIDs(dirs), cgroupTasks(dirs)...) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -156,6 +196,57 @@ func removeRunCgroups(id string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// describePIDs names processes for a message: "812 (kube-apiserver), ...".
+func describePIDs(pids []int) string {
+	seen := map[int]bool{}
+	var out []string
+	for _, pid := range pids {
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		out = append(out, fmt.Sprintf("%d (%s)", pid, strings.TrimSpace(string(comm))))
+		if len(out) == 10 {
+			out = append(out, "...")
+			break
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// MakeCgroup creates cgroup rel (a path under each hierarchy's root, such
+// as RunCgroup(id)+"/n1") in every hierarchy, with its parents, and
+// returns the folders. A v1 cpuset gets its parent's CPUs and memory
+// nodes, without which it takes no process.
+func MakeCgroup(rel string) ([]string, error) {
+	var dirs []string
+	for _, root := range cgroupRoots() {
+		parts := strings.Split(strings.Trim(rel, "/"), "/")
+		for i := range parts {
+			d := filepath.Join(root, filepath.Join(parts[:i+1]...))
+			if err := os.Mkdir(d, 0o755); err != nil && !os.IsExist(err) {
+				return nil, fmt.Errorf("cgroup %s: %w", d, err)
+			}
+			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+				cur, err := os.ReadFile(filepath.Join(d, f))
+				if err != nil || strings.TrimSpace(string(cur)) != "" {
+					continue
+				}
+				v, err := os.ReadFile(filepath.Join(filepath.Dir(d), f))
+				if err != nil {
+					return nil, err
+				}
+				if err := os.WriteFile(filepath.Join(d, f), v, 0o644); err != nil {
+					return nil, fmt.Errorf("cgroup %s: %w", filepath.Join(d, f), err)
+				}
+			}
+		}
+		dirs = append(dirs, filepath.Join(root, rel))
+	}
+	return dirs, nil
 }
 
 // leftoverCgroupIDs lists the run ids that have a cnperf-<id> cgroup.

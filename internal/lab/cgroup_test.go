@@ -1,12 +1,16 @@
 package lab
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/testutil"
 )
@@ -98,4 +102,90 @@ func TestCleanRunCgroup(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Spawn starts a process inside a lab namespace and a cgroup of its own,
+// in a session of its own (it outlives cnperf); StopRunCgroup gives it
+// its grace period on SIGTERM and returns only once it has exited, its
+// cgroups removed.
+func TestSpawnStopRunCgroup(t *testing.T) {
+	testutil.NeedRoot(t, "it creates namespaces and cgroups")
+	id := "sp" + NewID()
+	l, err := New(Config{ID: id, Hosts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = removeRunCgroups(id)
+		_ = l.Teardown()
+	})
+	if err := l.Create(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "marker")
+	// on SIGTERM it takes a second (a child of its own meanwhile) before
+	// it exits, as an API server finishing its requests would
+	p, err := Spawn(Daemon{Name: "slow", NetNS: l.Hosts[0].NetNS, Cgroup: RunCgroup(id) + "/x", Log: filepath.Join(dir, "slow.log"),
+		Argv: []string{"sh", "-c", `trap 'sleep 1; echo bye >` + marker + `; exit 0' TERM; echo ready >` + marker + `; while :; do sleep 0.05; done`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := p.Cmd.Process.Pid
+	var in bool
+	for end := time.Now().Add(5 * time.Second); !in && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		in = slices.Contains(cgroupPIDs(runCgroupDirs(id)), pid)
+	}
+	if !in {
+		t.Fatalf("process %d is not in cgroup %s", pid, RunCgroup(id))
+	}
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(marker); string(b) == "ready\n" {
+			break
+		}
+	}
+	var ns, want syscall.Stat_t
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if syscall.Stat(fmt.Sprintf("/proc/%d/ns/net", pid), &ns) == nil && syscall.Stat("/run/netns/"+l.Hosts[0].NetNS, &want) == nil && ns.Ino == want.Ino {
+			break
+		}
+	}
+	if ns.Ino != want.Ino {
+		t.Errorf("process %d is not in namespace %s", pid, l.Hosts[0].NetNS)
+	}
+	if sid, _ := unixGetsid(pid); sid != pid {
+		t.Errorf("process %d is in session %d, want a session of its own", pid, sid)
+	}
+
+	start := time.Now()
+	if err := StopRunCgroup(id, 5*time.Second, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if b, err := os.ReadFile(marker); err != nil || strings.TrimSpace(string(b)) != "bye" {
+		t.Errorf("StopRunCgroup returned after %v, before the process finished its SIGTERM handler (marker: %q, %v)", took, b, err)
+	}
+	if dirs := runCgroupDirs(id); len(dirs) > 0 {
+		t.Errorf("cgroups left: %v", dirs)
+	}
+	select {
+	case <-p.Done():
+	case <-time.After(time.Second):
+		t.Errorf("process %d still running after StopRunCgroup returned", pid)
+	}
+}
+
+func unixGetsid(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 4 {
+		return 0, fmt.Errorf("short stat %q", s)
+	}
+	var sid int
+	_, err = fmt.Sscan(f[3], &sid)
+	return sid, err
 }

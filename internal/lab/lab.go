@@ -42,6 +42,7 @@ type Config struct {
 	Exec        Executor     // default OSExec
 	ID          string       // run id (default random)
 	SwitchName  string       // default "sw"
+	HostPrefix  string       // hosts are named HostPrefix and their index (default "h": h1, h2, ...)
 	NoStateDirs bool         // tests: do not create folders
 	// ModeOptions are network-mode knobs (`cnperf run --mode-opt key=value`),
 	// e.g. controlplane=off; each mode reads and validates its own keys.
@@ -104,6 +105,9 @@ func (c *Config) setDefaults() {
 	if c.SwitchName == "" {
 		c.SwitchName = "sw"
 	}
+	if c.HostPrefix == "" {
+		c.HostPrefix = "h"
+	}
 	if c.Workers == 0 {
 		c.Workers = 1
 		if _, real := c.Exec.(OSExec); real {
@@ -149,6 +153,8 @@ func (c *Config) Validate() error {
 		// the id names folders that Teardown removes and is cut at the first
 		// "-" by Clean: "..", "/" or "-" in it would reach past cnperf's own
 		return fmt.Errorf("lab: run id %q; use letters and digits only (CNPERF_RUN_ID)", c.ID)
+	case !validID(c.HostPrefix):
+		return fmt.Errorf("lab: host prefix %q; use letters and digits only", c.HostPrefix)
 	case c.ModeOpt("underlay", "switched") != "switched" && c.ModeOpt("underlay", "") != "routed":
 		return fmt.Errorf("lab: underlay=%s; use underlay=switched or underlay=routed", c.ModeOpt("underlay", ""))
 	}
@@ -344,8 +350,9 @@ func New(cfg Config) (*Lab, error) {
 		if err != nil {
 			return nil, err
 		}
+		name := fmt.Sprintf("%s%d", cfg.HostPrefix, i)
 		h := &Host{
-			Index: i, Name: fmt.Sprintf("h%d", i), NetNS: l.NSName(fmt.Sprintf("h%d", i)),
+			Index: i, Name: name, NetNS: l.NSName(name),
 			Dev: "eth0", IP: ip, Underlay: cfg.Underlay, PodCIDR: pod,
 		}
 		if cfg.Routed {
@@ -640,18 +647,51 @@ func (l *Lab) Create(ctx context.Context) (err error) {
 		if l.Cfg.Routed {
 			return l.linkToRouter(ctx, h, mtu)
 		}
-		if err := l.Apply(ctx, l.Switch,
-			iproute.Veth{Name: h.Name, MTU: mtu, Peer: h.Dev, PeerNS: h.NetNS},
-			iproute.LinkSet{Name: h.Name, Master: "br0", Up: true},
-		); err != nil {
-			return err
-		}
-		return l.Apply(ctx, h.NetNS,
-			iproute.Addr{Prefix: netip.PrefixFrom(h.IP, h.Underlay.Bits()), Dev: h.Dev},
-			iproute.Up(h.Dev),
-			iproute.SysctlSet("net.ipv4.ip_forward", "1"),
-		)
+		return l.linkToSwitch(ctx, h, mtu)
 	})
+}
+
+// linkToSwitch joins host h to the switched underlay. Equivalent to:
+//
+//	ip -n SW link add hN mtu MTU type veth peer name eth0 mtu MTU netns H
+//	ip -n SW link set hN master br0 up
+//	ip -n H addr add IP/BITS dev eth0 && ip -n H link set eth0 up
+//	ip netns exec H sysctl -w net.ipv4.ip_forward=1
+func (l *Lab) linkToSwitch(ctx context.Context, h *Host, mtu int) error {
+	if err := l.Apply(ctx, l.Switch,
+		iproute.Veth{Name: h.Name, MTU: mtu, Peer: h.Dev, PeerNS: h.NetNS},
+		iproute.LinkSet{Name: h.Name, Master: "br0", Up: true},
+	); err != nil {
+		return err
+	}
+	return l.Apply(ctx, h.NetNS,
+		iproute.Addr{Prefix: netip.PrefixFrom(h.IP, h.Underlay.Bits()), Dev: h.Dev},
+		iproute.Up(h.Dev),
+		iproute.SysctlSet("net.ipv4.ip_forward", "1"),
+	)
+}
+
+// AddHost joins one more host, named name, at address ip of the switched
+// underlay, after Create: a machine that is not one of the numbered hosts
+// (the local Kubernetes cluster's control plane). It has no pod subnet and
+// is not in Hosts.
+func (l *Lab) AddHost(ctx context.Context, name string, ip netip.Addr) (*Host, error) {
+	switch {
+	case l.Cfg.Routed:
+		return nil, fmt.Errorf("lab: host %s: AddHost needs the switched underlay", name)
+	case !l.Cfg.Underlay.Contains(ip) || ip == l.Cfg.Underlay.Masked().Addr() || ip == lastAddr(l.Cfg.Underlay):
+		return nil, fmt.Errorf("lab: host %s at %s: not a host address of %s", name, ip, l.Cfg.Underlay)
+	}
+	for _, h := range l.Hosts {
+		if h.IP == ip || h.Name == name {
+			return nil, fmt.Errorf("lab: host %s at %s: %s has that name or address", name, ip, h.Name)
+		}
+	}
+	h := &Host{Name: name, NetNS: l.NSName(name), Dev: "eth0", IP: ip, Underlay: l.Cfg.Underlay}
+	if _, err := l.AddNS(ctx, name); err != nil {
+		return nil, err
+	}
+	return h, l.linkToSwitch(ctx, h, l.Cfg.MTU)
 }
 
 // linkToRouter joins host h to the router of a routed underlay: a veth

@@ -23,6 +23,7 @@ func TestConfigValidate(t *testing.T) {
 		{"id up a folder", Config{ID: ".."}, "run id"},
 		{"id with a dash", Config{ID: "ci-1"}, "run id"},
 		{"id with a slash", Config{ID: "a/b"}, "run id"},
+		{"host prefix with a dash", Config{HostPrefix: "n-"}, "host prefix"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -129,5 +130,54 @@ func TestSplitPods(t *testing.T) {
 	}
 	if _, _, err := l2.Hosts[0].SplitPods(); err == nil {
 		t.Fatal("lent a half the lab already uses")
+	}
+}
+
+// AddHost puts one more host on the switch, at the address asked, with the
+// same commands as a numbered host; addresses off the underlay or taken are
+// refused before anything is made.
+func TestAddHost(t *testing.T) {
+	rec := &Recorder{}
+	l, err := New(Config{Hosts: 2, ID: "kube", HostPrefix: "n", NoStateDirs: true, Exec: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Hosts[1].NetNS != "cnperf-kube-n2" || l.Hosts[1].Name != "n2" {
+		t.Fatalf("host 2 is %s (%s), want n2 in cnperf-kube-n2", l.Hosts[1].Name, l.Hosts[1].NetNS)
+	}
+	ctx := context.Background()
+	if err := l.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec.Lines = nil
+	cp, err := l.AddHost(ctx, "cp", netip.MustParseAddr("10.100.0.250"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `ip netns add cnperf-kube-cp
+ip -n cnperf-kube-cp link set lo up
+ip -n cnperf-kube-sw link add cp mtu 1500 type veth peer name eth0 mtu 1500 netns cnperf-kube-cp
+ip -n cnperf-kube-sw link set cp master br0 up
+ip -n cnperf-kube-cp addr add 10.100.0.250/24 dev eth0
+ip -n cnperf-kube-cp link set eth0 up
+ip netns exec cnperf-kube-cp sysctl -q -w net.ipv4.ip_forward=1
+`
+	if got := rec.Text(); got != want {
+		t.Errorf("AddHost ran\n%s\nwant\n%s", got, want)
+	}
+	if cp.NetNS != "cnperf-kube-cp" || cp.IP.String() != "10.100.0.250" {
+		t.Errorf("host cp = %s %s", cp.NetNS, cp.IP)
+	}
+	for _, c := range []struct{ name, ip, want string }{
+		{"x", "10.100.0.1", "has that name or address"},
+		{"n1", "10.100.0.9", "has that name or address"},
+		{"x", "10.100.1.9", "not a host address"},
+		{"x", "10.100.0.255", "not a host address"},
+	} {
+		rec.Lines = nil
+		_, err := l.AddHost(ctx, c.name, netip.MustParseAddr(c.ip))
+		if err == nil || !strings.Contains(err.Error(), c.want) || len(rec.Lines) > 0 {
+			t.Errorf("AddHost(%s, %s) = %v after %d commands, want an error saying %q and none", c.name, c.ip, err, len(rec.Lines), c.want)
+		}
 	}
 }

@@ -56,6 +56,86 @@ func (l *Lab) Start(ns, name string, argv ...string) (*Proc, error) {
 	return p, nil
 }
 
+// Daemon is a process Spawn starts to outlive cnperf.
+type Daemon struct {
+	Name  string // for messages
+	NetNS string // the network namespace it runs in (nsenter --net)
+	// Mount, when not 0, is a process whose mount namespace it joins too
+	// (nsenter --mount).
+	Mount int
+	// Cgroup is where it runs, relative to every hierarchy's root (see
+	// MakeCgroup): it is there before it starts, so that whatever it
+	// forks is born there too.
+	Cgroup string
+	Log    string   // the file its output is appended to
+	Env    []string // on top of cnperf's environment
+	Argv   []string
+}
+
+// Spawn starts d in a session of its own and without a parent-death
+// signal: it outlives cnperf, and whoever stops it finds it by its cgroup
+// (StopRunCgroup). Equivalent to:
+//
+//	sh -c 'echo $$ >CGROUP/cgroup.procs ...; exec nsenter --net=/run/netns/NS [--mount=/proc/PID/ns/mnt] ARGV' >>LOG 2>&1 &
+func Spawn(d Daemon) (*Proc, error) {
+	dirs, err := MakeCgroup(d.Cgroup)
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", d.Name, err)
+	}
+	// the shell joins the cgroups itself and then becomes the daemon
+	// (same pid): moving it from here after it started would miss what
+	// it forked meanwhile
+	argv := []string{"sh", "-c", `n=$1; shift
+while [ "$n" -gt 0 ]; do echo $$ >"$1" || exit 125; shift; n=$((n-1)); done
+exec "$@"`, "sh", strconv.Itoa(len(dirs))}
+	for _, d := range dirs {
+		argv = append(argv, filepath.Join(d, "cgroup.procs"))
+	}
+	argv = append(argv, "nsenter", "--net="+iproute.RunDir+"/"+d.NetNS)
+	if d.Mount != 0 {
+		argv = append(argv, fmt.Sprintf("--mount=/proc/%d/ns/mnt", d.Mount))
+	}
+	argv = append(argv, d.Argv...)
+	logf, err := os.OpenFile(d.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", d.Name, err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if len(d.Env) > 0 {
+		cmd.Env = append(os.Environ(), d.Env...)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", d.Name, err)
+	}
+	p := &Proc{Name: d.Name, Cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// WriteOwner makes process pid the owner of run id's state folder: Clean
+// leaves the run alone while that process lives. Create makes cnperf
+// itself the owner; a run that outlives cnperf (the local Kubernetes
+// cluster) names one of its own processes instead.
+func WriteOwner(id string, pid int) error {
+	return os.WriteFile(filepath.Join(StateRoot, id, "owner"), []byte(ownerStamp(pid)), 0o644)
+}
+
+// Err is how the process ended, once Done is closed.
+func (p *Proc) Err() error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+		return nil
+	}
+}
+
 // Done is closed when the process has exited.
 func (p *Proc) Done() <-chan struct{} { return p.done }
 

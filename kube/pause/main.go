@@ -1,7 +1,7 @@
 // Command pause is the sandbox ("pause") container of cnperf's local
 // cluster: it holds a pod's namespaces open, reaps children it inherits as
 // pid 1, and exits on SIGINT or SIGTERM. Built static and imported into each
-// node's containerd by scripts/kube-local.sh, so nothing is pulled.
+// node's containerd by `cnperf cluster up`, so nothing is pulled.
 package main
 
 import (

@@ -105,34 +105,6 @@ func (c *cluster) containerCgroup() string {
 	return "/" + lab.RunCgroup(c.lab.ID)
 }
 
-// makeCgroup creates rel in every hierarchy; a v1 cpuset gets its
-// parent's CPUs and memory nodes, without which it takes no process.
-func makeCgroup(rel string) error {
-	for _, root := range lab.CgroupRoots() {
-		parts := strings.Split(rel, "/")
-		for i := range parts {
-			d := filepath.Join(root, filepath.Join(parts[:i+1]...))
-			if err := os.Mkdir(d, 0o755); err != nil && !os.IsExist(err) {
-				return fmt.Errorf("cgroup %s: %w", d, err)
-			}
-			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
-				cur, err := os.ReadFile(filepath.Join(d, f))
-				if err != nil || strings.TrimSpace(string(cur)) != "" {
-					continue
-				}
-				v, err := os.ReadFile(filepath.Join(filepath.Dir(d), f))
-				if err != nil {
-					return err
-				}
-				if err := os.WriteFile(filepath.Join(d, f), v, 0o644); err != nil {
-					return fmt.Errorf("cgroup %s: %w", filepath.Join(d, f), err)
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // hides makes the engine's own folders for the hidden targets; a target
 // the machine does not have is made (an empty folder, removed again at
 // teardown) so that there is something to mount over.
@@ -189,7 +161,7 @@ func (c *cluster) engineLocked(ctx context.Context, host int) (*engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := makeCgroup(c.cgroupOf(host)); err != nil {
+	if _, err := lab.MakeCgroup(c.cgroupOf(host)); err != nil {
 		return nil, err
 	}
 	spec := engineSpec{

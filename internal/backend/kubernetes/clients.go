@@ -53,7 +53,7 @@ func Connect(ctx context.Context, o Options) (*Clients, error) {
 	if err != nil {
 		switch {
 		case clientcmd.IsEmptyConfig(err):
-			return nil, errors.New("no kubeconfig: give --kubeconfig FILE (or set KUBECONFIG); for the local cluster of scripts/kube-local.sh it is /run/cnperf/kube/admin.kubeconfig")
+			return nil, errors.New("no kubeconfig: give --kubeconfig FILE (or set KUBECONFIG); for the local cluster of `cnperf cluster up` it is /run/cnperf/kube/admin.kubeconfig")
 		case o.Context != "" && strings.Contains(err.Error(), "context"):
 			return nil, fmt.Errorf("--context %s: %s; use one of the kubeconfig's contexts (kubectl config get-contexts)", o.Context, oneLine(err.Error()))
 		}

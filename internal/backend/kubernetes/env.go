@@ -14,7 +14,7 @@ import (
 )
 
 // AnnotCNI on a node names its pod network where the API shows it no other
-// way (scripts/kube-local.sh sets it: its CNI is plain files on the nodes).
+// way (`cnperf cluster up` sets it: its CNI is plain files on the nodes).
 const AnnotCNI = "cnperf.cni"
 
 // ProxyMetricsPort is where kube-proxy serves /proxyMode (its metrics

@@ -1,0 +1,219 @@
+package kubelocal
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"strings"
+)
+
+// The files each part of the cluster reads, as text: pure functions of
+// the cluster's layout, compared against goldens (testdata/).
+
+// kubeconfig is a client configuration holding token, TLS unverified (a
+// lab's API server makes its own certificate).
+func (c *Cluster) kubeconfig(token string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: https://%s:6443
+    insecure-skip-tls-verify: true
+users:
+- name: admin
+  user:
+    token: %s
+contexts:
+- name: local
+  context: {cluster: local, user: admin}
+current-context: local
+`, CPIP, token)
+}
+
+// cniBridge is the bridge plugin's fields for node n: pods on cni0, their
+// addresses from the node's /24 by host-local.
+func (c *Cluster) cniBridge(n int) string {
+	return fmt.Sprintf(`"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+      "ipam": {"type": "host-local", "dataDir": "%s",
+        "ranges": [[{"subnet": "%s"}]], "routes": [{"dst": "0.0.0.0/0"}]}`, filepath.Join(c.nodeDir(n), "ipam"), c.podCIDR(n))
+}
+
+func (c *Cluster) cniConflist(n int) string {
+	return fmt.Sprintf(`{
+  "cniVersion": "1.0.0",
+  "name": "cnperf-kube",
+  "plugins": [
+    {%s},
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+`, c.cniBridge(n))
+}
+
+func (c *Cluster) containerdConfig(n int) string {
+	nd := c.nodeDir(n)
+	return fmt.Sprintf(`version = 2
+root = "%[1]s/containerd/root"
+state = "%[1]s/containerd/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.internal.v1.tracing", "io.containerd.tracing.processor.v1.otlp"]
+[grpc]
+  address = "%[1]s/containerd.sock"
+[ttrpc]
+  address = "%[1]s/containerd.sock.ttrpc"
+[debug]
+  address = ""
+[metrics]
+  address = ""
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "%[2]s"
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  enable_selinux = false
+  # kubelet asks -998 for sandboxes (and -997 for Guaranteed pods): lowering
+  # oom_score_adj is refused on some machines (even for root, and runc then
+  # failed every sandbox with "can't get final child's PID from pipe");
+  # clamp it to containerd's own, as rootless setups do
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "%[3]s"
+    conf_dir = "%[1]s/cni"
+    max_conf_num = 1
+`, nd, PauseImage, CNIBinDir)
+}
+
+func (c *Cluster) kubeletConfig(n int) string {
+	nd := c.nodeDir(n)
+	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+containerRuntimeEndpoint: unix://%[1]s/containerd.sock
+cgroupDriver: cgroupfs
+cgroupRoot: /%[2]s
+failCgroupV1: false
+failSwapOn: false
+authentication:
+  anonymous: {enabled: true}
+  webhook: {enabled: false}
+authorization: {mode: AlwaysAllow}
+readOnlyPort: 0
+podLogsDir: %[1]s/podlogs
+maxPods: 110
+resolvConf: ""
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: "1%%", nodefs.available: "1%%", imagefs.available: "1%%"}
+`, nd, c.cgroup(nodeName(n)))
+}
+
+func (c *Cluster) kubeProxyConfig(n int) string {
+	ip := c.nodeIP(n)
+	return fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: %s}
+hostnameOverride: %s
+bindAddress: %s
+clusterCIDR: %s
+mode: %s
+conntrack: {maxPerCore: 0, min: 0}
+metricsBindAddress: %s:10249 # /proxyMode, read by cnperf through the API server's node proxy
+healthzBindAddress: 127.0.0.1:10256
+`, c.AdminKubeconfig(), nodeName(n), ip, PodCIDR, c.cfg.ProxyMode, ip)
+}
+
+// kubeletSysctls are the machine-wide sysctls kubelet sets to these values
+// when it starts (pkg/kubelet/cm setupKernelTunables): inside a node's
+// mount namespace, files already holding them are bound over /proc/sys,
+// so that the host's own settings never change.
+var kubeletSysctls = [][2]string{
+	{"vm/overcommit_memory", "1"}, {"vm/panic_on_oom", "0"}, {"kernel/panic", "10"}, {"kernel/panic_on_oops", "1"},
+	{"kernel/keys/root_maxkeys", "1000000"}, {"kernel/keys/root_maxbytes", "25000000"},
+}
+
+// sysctlFile is where a node keeps the stand-in for /proc/sys/key.
+func (c *Cluster) sysctlFile(n int, key string) string {
+	return filepath.Join(c.nodeDir(n), "sysctl", strings.ReplaceAll(key, "/", "."))
+}
+
+// iptablesLinks are the names kubelet and kube-proxy run (iptables,
+// iptables-save, ...) pointed at the backend cfg.Iptables names: legacy
+// (x_tables, the default, what cnperf's --lb iptables replica programs;
+// Debian's iptables-nft takes minutes to restore 10,000 services) or nft.
+// A folder holding them comes first in the node's PATH.
+func (c *Cluster) iptablesLinks() [][2]string {
+	var out [][2]string
+	for _, v := range []string{"iptables", "ip6tables"} {
+		for _, t := range []string{"", "-save", "-restore"} {
+			out = append(out, [2]string{v + t, "/usr/sbin/" + v + "-" + c.cfg.Iptables + t})
+		}
+	}
+	return out
+}
+
+// flannelNetConfig is what flanneld reads from etcd
+// (/coreos.com/network/config): the pod network, a /24 per node, the
+// backend.
+func (c *Cluster) flannelNetConfig() string {
+	return fmt.Sprintf(`{"Network": "%s", "SubnetLen": 24, "Backend": {"Type": "%s"}}`, PodCIDR, c.cfg.flannel())
+}
+
+// parseSubnetEnv reads flanneld's subnet file (FLANNEL_SUBNET=...
+// lines).
+func parseSubnetEnv(text string) (map[string]string, error) {
+	env := map[string]string{}
+	for _, l := range strings.Split(text, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), "="); ok {
+			env[k] = v
+		}
+	}
+	for _, k := range []string{"FLANNEL_NETWORK", "FLANNEL_SUBNET", "FLANNEL_MTU", "FLANNEL_IPMASQ"} {
+		if env[k] == "" {
+			return nil, fmt.Errorf("flanneld's subnet file has no %s", k)
+		}
+	}
+	return env, nil
+}
+
+// flannelConflist is node n's CNI configuration under Flannel: the bridge
+// plugin configured from flanneld's subnet file as Flannel's own CNI
+// plugin delegates to it (flannel-io/cni-plugin, with kube-flannel.yml's
+// delegate hairpinMode and isDefaultGateway): bridge cni0 as the
+// gateway, the node's lease by host-local, the MTU flanneld chose,
+// masquerading left to flanneld (--ip-masq) when it does it.
+func (c *Cluster) flannelConflist(n int, env map[string]string) string {
+	return fmt.Sprintf(`{
+  "cniVersion": "1.0.0",
+  "name": "cnperf-kube",
+  "plugins": [
+    {"type": "bridge", "bridge": "cni0", "isGateway": true, "isDefaultGateway": true, "hairpinMode": true,
+      "ipMasq": %t, "mtu": %s,
+      "ipam": {"type": "host-local", "dataDir": "%s",
+        "ranges": [[{"subnet": "%s"}]], "routes": [{"dst": "%s"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+`, env["FLANNEL_IPMASQ"] != "true", env["FLANNEL_MTU"], filepath.Join(c.nodeDir(n), "ipam"), subnetOf(env["FLANNEL_SUBNET"]), env["FLANNEL_NETWORK"])
+}
+
+// subnetOf is the network of an address with its prefix (10.244.7.1/24:
+// 10.244.7.0/24), as host-local wants it.
+func subnetOf(s string) string {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked().String()
+	}
+	return s
+}
+
+// cniName is what the node annotation says the pod network is.
+func (c *Cluster) cniName() string {
+	if b := c.cfg.flannel(); b != "" {
+		return "flannel " + FlannelVersion + " " + b + " (flanneld, subnets leased in etcd; pods on bridge+host-local as its CNI plugin delegates)"
+	}
+	return "bridge+host-local (containernetworking-plugins), host-gw routes"
+}
