@@ -44,15 +44,7 @@ func cmdLoad(args []string) error {
 	jsonOut := fs.String("json", "", "also write the results as cnperf/run/v1 JSON to this file")
 	hgrm := fs.String("hgrm", "", "write each step's latency distribution as HdrHistogram .hgrm files into this folder")
 	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
-	// the options the load workloads declare, but --server: the target
-	// is the server
-	extra := map[string]*string{}
-	for _, f := range workload.Flags() {
-		if f.Name == "server" || !slices.ContainsFunc(workload.Takers(f.Name), isLoadWorkload) {
-			continue
-		}
-		extra[f.Name] = option.FlagVar(fs, f.Name, f.Usage, f.Bool)
-	}
+	extra := standalone.RegisterFlags(fs) // the load workloads' options, but --server
 	if err := parseFlags(fs, args[2:]); err != nil {
 		return err
 	}
@@ -60,12 +52,7 @@ func cmdLoad(args []string) error {
 	if err != nil {
 		return err
 	}
-	p := workload.Params{Duration: *duration, MessageSize: *msgSize, Extra: map[string]string{}}
-	for k, v := range extra {
-		if *v != "" {
-			p.Extra[k] = *v
-		}
-	}
+	p := workload.Params{Duration: *duration, MessageSize: *msgSize, Extra: extra()}
 	job, err := standalone.NewJob(w, target, p)
 	if err != nil {
 		return err
