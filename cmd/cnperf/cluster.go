@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/kubelocal"
 )
 
@@ -16,7 +17,7 @@ const clusterUsage = "use `cnperf cluster up [--nodes N] | down | status | kubec
 // cmdCluster runs the local Kubernetes cluster (package kubelocal).
 func cmdCluster(args []string) error {
 	if len(args) == 0 {
-		return withExit{errors.New(clusterUsage), 2}
+		return exitcode.With(errors.New(clusterUsage), exitcode.Usage)
 	}
 	cfg := kubelocal.Config{Nodes: 1} // what down, status and kubectl do not need
 	switch args[0] {
@@ -30,18 +31,18 @@ func cmdCluster(args []string) error {
 		fs.StringVar(&cfg.Src, "src", "", "cnperf's source tree, the pause and agent images are built from (default: the one holding the working folder)")
 		fs.DurationVar(&cfg.Wait, "wait", 3*time.Minute, "how long each part may take to come up")
 		if err := parseFlags(fs, args[1:]); err != nil {
-			return withExit{err, 2}
+			return exitcode.With(err, exitcode.Usage)
 		}
 		c, err := kubelocal.New(cfg)
 		if err != nil {
-			return withExit{err, 2}
+			return exitcode.With(err, exitcode.Usage)
 		}
 		ctx, stop := interruptible()
 		defer stop()
 		return c.Up(ctx)
 	case "selftest":
 		if err := parseFlags(newFlags("cluster selftest"), args[1:]); err != nil {
-			return withExit{err, 2}
+			return exitcode.With(err, exitcode.Usage)
 		}
 		c, err := kubelocal.New(cfg)
 		if err != nil {
@@ -52,7 +53,7 @@ func cmdCluster(args []string) error {
 		return c.Selftest(ctx)
 	case "down", "status":
 		if err := parseFlags(newFlags("cluster "+args[0]), args[1:]); err != nil {
-			return withExit{err, 2}
+			return exitcode.With(err, exitcode.Usage)
 		}
 		c, err := kubelocal.New(cfg)
 		if err != nil {
@@ -73,30 +74,14 @@ func cmdCluster(args []string) error {
 		defer stop()
 		return kubectlExit(c.Kubectl(ctx, os.Stdin, os.Stdout, os.Stderr, args[1:]...))
 	}
-	return withExit{fmt.Errorf("%q: %s", args[0], clusterUsage), 2}
+	return exitcode.With(fmt.Errorf("%q: %s", args[0], clusterUsage), exitcode.Usage)
 }
 
 // kubectlExit passes kubectl's exit status on as cnperf's.
 func kubectlExit(err error) error {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() > 0 {
-		return withExit{fmt.Errorf("kubectl exited with status %d", ee.ExitCode()), exitCode(ee.ExitCode())}
+		return exitcode.With(fmt.Errorf("kubectl exited with status %d", ee.ExitCode()), exitcode.Code(ee.ExitCode()))
 	}
 	return err
 }
-
-// withExit is an error that chooses cnperf's exit status.
-type withExit struct {
-	error
-	code exitCode
-}
-
-func (e withExit) As(target any) bool {
-	if p, ok := target.(*exitCode); ok {
-		*p = e.code
-		return true
-	}
-	return false
-}
-
-func (e withExit) Unwrap() error { return e.error }

@@ -31,11 +31,8 @@ func cmdLoad(args []string) error {
 		return cmdLoadPace(args[1:])
 	}
 	name := args[0]
-	if !isLoadWorkload(name) && !slices.Contains(standalone.PlainWorkloads, name) {
-		return fmt.Errorf("workload %q; use one of %s", name, strings.Join(append(standalone.Workloads(), standalone.PlainWorkloads...), ", "))
-	}
-	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
-		return fmt.Errorf("name the target: cnperf load %s http://HOST:PORT/PATH (tcp_rate: HOST:PORT)", name)
+	if err := standalone.CheckArgs(args); err != nil {
+		return err
 	}
 	target := args[1]
 	fs := newFlags("load " + name)
@@ -56,17 +53,7 @@ func cmdLoad(args []string) error {
 	if err := parseFlags(fs, args[2:]); err != nil {
 		return err
 	}
-	w, err := workload.Get(name)
-	if err != nil {
-		return err
-	}
-	p := workload.Params{Duration: *duration, MessageSize: *msgSize, Extra: map[string]string{}}
-	for k, v := range extra {
-		if *v != "" {
-			p.Extra[k] = *v
-		}
-	}
-	job, err := standalone.NewJob(w, target, p)
+	job, err := standalone.NewJobOf(name, target, *duration, *msgSize, option.Given(fs, extra))
 	if err != nil {
 		return err
 	}
