@@ -11,15 +11,39 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-// Input is one run file given to the HTML report or the CSV export: Name
-// tells overlaid runs apart (the file's base name).
-type Input struct {
-	Name string
-	Run  *result.Run
+// The page's types and helpers are the section kit's (package section),
+// under the names report's sections have always used.
+type (
+	// Input is one run file given to the HTML report or the CSV export:
+	// Name tells overlaid runs apart (the file's base name).
+	Input     = kit.Input
+	chart     = kit.Chart
+	series    = kit.Series
+	point     = kit.Point
+	section   = kit.HTMLSection
+	htmlTable = kit.Table
+)
+
+const (
+	chartInterval = kit.ChartInterval
+	chartLines    = kit.ChartLines
+	chartStacked  = kit.ChartStacked
+	chartBars     = kit.ChartBars
+)
+
+var (
+	seriesName = kit.SeriesName
+	cellLabel  = kit.CellLabel
+	unitOf     = kit.UnitOf
+)
+
+func addIntervalPoint(c *chart, name, cat string, y float64, hasCI bool, lo, hi float64) {
+	c.AddIntervalPoint(name, cat, y, hasCI, lo, hi)
 }
 
 // NewInput names a run by its file's base name without ".json", and
@@ -27,85 +51,6 @@ type Input struct {
 func NewInput(path string, run *result.Run) Input {
 	Refresh(run)
 	return Input{Name: strings.TrimSuffix(filepath.Base(path), ".json"), Run: run}
-}
-
-// Chart kinds the page's script knows how to draw (see html.js).
-const (
-	chartInterval = "interval" // categories; a point per series with its interval as a floating bar
-	chartLines    = "lines"    // x/y points joined per series
-	chartStacked  = "stacked"  // categories; one stacked bar segment per series
-	chartBars     = "bars"     // categories; one bar per series, side by side
-)
-
-// chart is one plot, independent of the plotting library: the page's
-// script turns it into a Chart.js configuration.
-type chart struct {
-	ID     string   `json:"id"`
-	Title  string   `json:"title"`
-	Kind   string   `json:"kind"`
-	XLabel string   `json:"xlabel,omitempty"`
-	YLabel string   `json:"ylabel,omitempty"`
-	XLog   bool     `json:"xlog,omitempty"`
-	YLog   bool     `json:"ylog,omitempty"`
-	Labels []string `json:"labels,omitempty"` // categories (interval, stacked, or a lines chart with category x)
-	Series []series `json:"series"`
-	// Ref marks a reference value on y (1 = the baseline of a ratio).
-	Ref      *float64 `json:"ref,omitempty"`
-	RefLabel string   `json:"ref_label,omitempty"`
-	Note     string   `json:"-"`
-}
-
-type series struct {
-	Label  string  `json:"label"`
-	Points []point `json:"points"`
-	Dashed bool    `json:"dashed,omitempty"`
-	// Band names what an interval chart's floating bar is (default "95%
-	// interval"): a published range, say.
-	Band string `json:"band,omitempty"`
-}
-
-// point is a value at X (a number) or at category Cat; Lo and Hi bound it
-// when an interval is known.
-type point struct {
-	X   *float64 `json:"x,omitempty"`
-	Cat string   `json:"cat,omitempty"`
-	Y   float64  `json:"y"`
-	Lo  *float64 `json:"lo,omitempty"`
-	Hi  *float64 `json:"hi,omitempty"`
-}
-
-func (c chart) empty() bool {
-	for _, s := range c.Series {
-		if len(s.Points) > 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// section is one part of the page; Charts and Tables hold only what the
-// runs have data for.
-type section struct {
-	ID     string
-	Title  string
-	Intro  string
-	Charts []chart
-	Tables []htmlTable
-	Notes  []string
-	// Answer is the summary of the verdicts (Answer), drawn right after
-	// the section's charts.
-	Answer []string
-	// Subs are parts of the section under their own heading (a study's
-	// table each), drawn after its own charts and tables.
-	Subs []section
-}
-
-type htmlTable struct {
-	// Folded tables start closed (<details>), Caption their summary line.
-	Folded  bool
-	Caption string
-	Head    []string
-	Rows    [][]string
 }
 
 // summarized returns the run's summaries, computing them (medians and,
@@ -120,33 +65,9 @@ func summarized(run *result.Run) []result.Summary {
 	return cp.Summaries
 }
 
-// seriesName names a series: the cell, prefixed by the run when several
-// are overlaid.
-func seriesName(in Input, overlay bool, s string) string {
-	if overlay {
-		return in.Name + ": " + s
-	}
-	return s
-}
-
-func cellLabel(k result.CellKey) string {
-	s := k.Network + " " + k.Placement
-	if k.LB != "" {
-		s += " lb=" + k.LB
-	}
-	return s
-}
-
 // chartable says a figure is a number worth a bar: counts and flags are not.
 func chartable(f result.Figure) bool {
 	return f.Kind != result.KindCount && f.Kind != result.KindFlag
-}
-
-func unitOf(f result.Figure) string {
-	if f.Unit != "" && f.Unit != f.Label {
-		return f.Label + " (" + f.Unit + ")"
-	}
-	return f.Label
 }
 
 // comparisonSection: per workload (and step), for every declared figure,
@@ -291,22 +212,6 @@ func figureOf(wl, key string) (result.Figure, bool) {
 	return result.Figure{}, false
 }
 
-func addIntervalPoint(c *chart, name, cat string, y float64, hasCI bool, lo, hi float64) {
-	if !slices.Contains(c.Labels, cat) {
-		c.Labels = append(c.Labels, cat)
-	}
-	i := slices.IndexFunc(c.Series, func(s series) bool { return s.Label == name })
-	if i < 0 {
-		c.Series = append(c.Series, series{Label: name})
-		i = len(c.Series) - 1
-	}
-	p := point{Cat: cat, Y: y}
-	if hasCI {
-		p.Lo, p.Hi = &lo, &hi
-	}
-	c.Series[i].Points = append(c.Series[i].Points, p)
-}
-
 // messageSize is a result's message size parameter, 0 when it has none.
 func messageSize(r result.Result) float64 {
 	switch v := r.Params["message_size"].(type) {
@@ -395,7 +300,7 @@ func sizeSection(ins []Input) section {
 					c.Series = append(c.Series, s)
 				}
 			}
-			if !c.empty() {
+			if !c.Empty() {
 				sec.Charts = append(sec.Charts, c)
 			}
 		}

@@ -76,7 +76,7 @@ func TestPageSections(t *testing.T) {
 		for _, s := range p.Sections {
 			got = append(got, s.ID)
 			for _, ch := range s.Charts {
-				if ch.empty() {
+				if ch.Empty() {
 					t.Errorf("%v: chart %q has no data", c.runs, ch.Title)
 				}
 			}

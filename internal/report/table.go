@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -46,26 +47,8 @@ func value(f result.Figure, m result.Metrics) (float64, bool) {
 	return v, ok
 }
 
-// format prints a figure's value in its unit.
-func format(f result.Figure, v float64) string {
-	switch f.Kind {
-	case result.KindRate, result.KindBytes, result.KindCount:
-		if f.Scale != 0 && f.Scale != 1 {
-			return fmt.Sprintf("%.2f", f.Display(v))
-		}
-		return count(v)
-	case result.KindLatency, result.KindTime:
-		return fmt.Sprintf("%.1f", f.Display(v))
-	case result.KindRatio:
-		if f.Unit == "%" {
-			return fmt.Sprintf("%.2f%%", v*100)
-		}
-		return fmt.Sprintf("%.3f", f.Display(v))
-	case result.KindFlag:
-		return saturatedBy(v)
-	}
-	return fmt.Sprintf("%.2f", f.Display(v))
-}
+// format prints a figure's value in its unit (the kit's Format).
+func format(f result.Figure, v float64) string { return kit.Format(f, v) }
 
 // mark suffixes a latency percentile with "*" when too few samples back it.
 func mark(f result.Figure, m result.Metrics) string {
@@ -78,16 +61,8 @@ func mark(f result.Figure, m result.Metrics) string {
 	return ""
 }
 
-func count(v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.1fk", v/1e3)
-	}
-	return fmt.Sprintf("%.0f", v)
-}
-func usec(v float64) string { return fmt.Sprintf("%.1f", v) }
+func count(v float64) string { return kit.Count(v) }
+func usec(v float64) string  { return fmt.Sprintf("%.1f", v) }
 
 // columnsFor lays out a workload's declared figures; the first is titled
 // with the workload's name. A CPU cost shows only where the run measured it.
@@ -157,14 +132,9 @@ func Table(w io.Writer, run *result.Run) {
 	if anySaturated(run) {
 		fmt.Fprintln(w, SaturationNote)
 	}
-	Services(w, run)
-	replicas(w, run)
-	Sizes(w, run)
-	Density(w, run)
-	Flows(w, run)
-	Neighbours(w, run)
-	Blocking(w, run)
-	Tuning(w, run)
+	for _, s := range kit.Texts() { // services, replicas, sizes, flows... in their rank order
+		s.Text(w, run)
+	}
 	for _, s := range run.Skipped {
 		what := s.Network
 		if s.Placement != "" {

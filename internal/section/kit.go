@@ -1,0 +1,212 @@
+package section
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
+)
+
+// Input is one run file given to the HTML report or the CSV export: Name
+// tells overlaid runs apart (the file's base name).
+type Input struct {
+	Name string
+	Run  *result.Run
+}
+
+// Chart kinds the page's script knows how to draw (see html.js).
+const (
+	ChartInterval = "interval" // categories; a point per series with its interval as a floating bar
+	ChartLines    = "lines"    // x/y points joined per series
+	ChartStacked  = "stacked"  // categories; one stacked bar segment per series
+	ChartBars     = "bars"     // categories; one bar per series, side by side
+)
+
+// Chart is one plot, independent of the plotting library: the page's
+// script turns it into a Chart.js configuration.
+type Chart struct {
+	ID     string   `json:"id"`
+	Title  string   `json:"title"`
+	Kind   string   `json:"kind"`
+	XLabel string   `json:"xlabel,omitempty"`
+	YLabel string   `json:"ylabel,omitempty"`
+	XLog   bool     `json:"xlog,omitempty"`
+	YLog   bool     `json:"ylog,omitempty"`
+	Labels []string `json:"labels,omitempty"` // categories (interval, stacked, or a lines chart with category x)
+	Series []Series `json:"series"`
+	// Ref marks a reference value on y (1 = the baseline of a ratio).
+	Ref      *float64 `json:"ref,omitempty"`
+	RefLabel string   `json:"ref_label,omitempty"`
+	Note     string   `json:"-"`
+}
+
+// Series is one line or one set of bars of a chart.
+type Series struct {
+	Label  string  `json:"label"`
+	Points []Point `json:"points"`
+	Dashed bool    `json:"dashed,omitempty"`
+	// Band names what an interval chart's floating bar is (default "95%
+	// interval"): a published range, say.
+	Band string `json:"band,omitempty"`
+}
+
+// Point is a value at X (a number) or at category Cat; Lo and Hi bound it
+// when an interval is known.
+type Point struct {
+	X   *float64 `json:"x,omitempty"`
+	Cat string   `json:"cat,omitempty"`
+	Y   float64  `json:"y"`
+	Lo  *float64 `json:"lo,omitempty"`
+	Hi  *float64 `json:"hi,omitempty"`
+}
+
+// Empty says a chart has no point to draw.
+func (c Chart) Empty() bool {
+	for _, s := range c.Series {
+		if len(s.Points) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// AddIntervalPoint adds category cat's value y (with its interval when
+// hasCI) to the series name, both added when new.
+func (c *Chart) AddIntervalPoint(name, cat string, y float64, hasCI bool, lo, hi float64) {
+	if !slices.Contains(c.Labels, cat) {
+		c.Labels = append(c.Labels, cat)
+	}
+	i := slices.IndexFunc(c.Series, func(s Series) bool { return s.Label == name })
+	if i < 0 {
+		c.Series = append(c.Series, Series{Label: name})
+		i = len(c.Series) - 1
+	}
+	p := Point{Cat: cat, Y: y}
+	if hasCI {
+		p.Lo, p.Hi = &lo, &hi
+	}
+	c.Series[i].Points = append(c.Series[i].Points, p)
+}
+
+// HTMLSection is one part of the page; Charts and Tables hold only what
+// the runs have data for.
+type HTMLSection struct {
+	ID     string
+	Title  string
+	Intro  string
+	Charts []Chart
+	Tables []Table
+	Notes  []string
+	// Answer is the summary of the verdicts (Answer), drawn right after
+	// the section's charts.
+	Answer []string
+	// Subs are parts of the section under their own heading (a study's
+	// table each), drawn after its own charts and tables.
+	Subs []HTMLSection
+}
+
+// Table is a table of the page.
+type Table struct {
+	// Folded tables start closed (<details>), Caption their summary line.
+	Folded  bool
+	Caption string
+	Head    []string
+	Rows    [][]string
+}
+
+// SeriesName names a series: the cell, prefixed by the run when several
+// are overlaid.
+func SeriesName(in Input, overlay bool, s string) string {
+	if overlay {
+		return in.Name + ": " + s
+	}
+	return s
+}
+
+// CellLabel names a cell on a chart: network, placement and load balancer.
+func CellLabel(k result.CellKey) string {
+	s := k.Network + " " + k.Placement
+	if k.LB != "" {
+		s += " lb=" + k.LB
+	}
+	return s
+}
+
+// UnitOf is a figure's axis label: its label and its unit.
+func UnitOf(f result.Figure) string {
+	if f.Unit != "" && f.Unit != f.Label {
+		return f.Label + " (" + f.Unit + ")"
+	}
+	return f.Label
+}
+
+// Saturation codes: why a step did not hold its rate, as far as the
+// engine could tell (loadgen's conns_busy_pct); the value the saturated
+// flag's figure reads as.
+const (
+	SatNo     = 0
+	SatYes    = 1 // no cause recorded (results from before conns_busy_pct)
+	SatClient = 2 // a connection was always free: the client thread was late
+	SatServer = 3 // every connection was busy while requests were due
+)
+
+// Format prints a figure's value in its unit, as the table does.
+func Format(f result.Figure, v float64) string {
+	switch f.Kind {
+	case result.KindRate, result.KindBytes, result.KindCount:
+		if f.Scale != 0 && f.Scale != 1 {
+			return fmt.Sprintf("%.2f", f.Display(v))
+		}
+		return Count(v)
+	case result.KindLatency, result.KindTime:
+		return fmt.Sprintf("%.1f", f.Display(v))
+	case result.KindRatio:
+		if f.Unit == "%" {
+			return fmt.Sprintf("%.2f%%", v*100)
+		}
+		return fmt.Sprintf("%.3f", f.Display(v))
+	case result.KindFlag:
+		switch v {
+		case SatYes:
+			return "YES"
+		case SatClient:
+			return "YES client"
+		case SatServer:
+			return "YES server"
+		}
+		return "no"
+	}
+	return fmt.Sprintf("%.2f", f.Display(v))
+}
+
+// Count prints a count: 950, 12.3k, 1.25M.
+func Count(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e4:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// Median is the median of xs (xs is not reordered).
+func Median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// MedianCI is xs's median and its 95 % interval (none under 2 values).
+func MedianCI(xs []float64) (m, lo, hi float64, ok bool) {
+	m = stats.Median(xs)
+	lo, hi, method := stats.Interval(xs, 0.95)
+	return m, lo, hi, method != stats.MethodNone
+}
+
