@@ -1,29 +1,26 @@
 package report
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
 // The page's sections for the experiments that write their own kind of
 // result: noisy neighbours (a result beside neighbours carries the same
 // round's figure without them, extra.quiet_value, and its paired ratio,
-// vs_quiet), all-to-all (params.pods) and parallel flows (flows). Each
+// vs_quiet) and all-to-all (params.pods); parallel flows' is the
+// parallel experiment's (experiment/parallel/report.go). Each
 // reads the typed fields and the figures workloads declare, never a
 // network's or workload's name.
 
 // medianCI is xs's median and its 95 % interval (none under 2 values).
-func medianCI(xs []float64) (m, lo, hi float64, ok bool) {
-	m = stats.Median(xs)
-	lo, hi, method := stats.Interval(xs, 0.95)
-	return m, lo, hi, method != stats.MethodNone
-}
+var medianCI = kit.MedianCI
 
 // interferenceSection: per workload and neighbour kind, each cell's main
 // figure without and with the neighbours (medians over rounds, with
@@ -181,75 +178,6 @@ func alltoallSection(ins []Input) section {
 			}
 			sec.Charts = append(sec.Charts, c)
 		}
-	}
-	return sec
-}
-
-// flowsSection: for results of several flows at once (flows), per
-// workload the smallest flow, the fair share (aggregate / flows) and the
-// largest flow per cell, and Jain's fairness index with its interval.
-func flowsSection(ins []Input) section {
-	sec := section{ID: "flows", Title: "Parallel flows: fairness",
-		Intro: "Several flows at once between the same pair. The first chart is each cell's smallest flow, the fair share (aggregate / flows) and its largest flow (medians over rounds); the second Jain's fairness index over the flows (1 = equal shares, 1/N = one flow got everything), with its 95 % interval."}
-	overlay := len(ins) > 1
-	type grp struct{ wl, step string }
-	var groups []grp
-	share := map[grp]*chart{}
-	jain := map[grp]*chart{}
-	for _, in := range ins {
-		type acc struct {
-			n                  int
-			lo, fair, hi, jain []float64
-		}
-		by := map[result.CellKey]*acc{}
-		var order []result.CellKey
-		for _, r := range in.Run.Results {
-			if r.Error != "" || len(r.Flows) < 2 {
-				continue
-			}
-			f := FiguresOf(r.Workload)[0]
-			tot, ok := r.Metrics.Value(f.Key)
-			if !ok {
-				continue
-			}
-			k := r.Key()
-			a := by[k]
-			if a == nil {
-				a = &acc{n: len(r.Flows)}
-				by[k] = a
-				order = append(order, k)
-			}
-			a.fair = append(a.fair, f.Display(tot/float64(len(r.Flows))))
-			a.lo = append(a.lo, f.Display(r.Metrics.Extra[result.ExtraFlowMin]))
-			a.hi = append(a.hi, f.Display(r.Metrics.Extra[result.ExtraFlowMax]))
-			if j, ok := r.Metrics.Extra[result.ExtraJain]; ok {
-				a.jain = append(a.jain, j)
-			}
-		}
-		for _, k := range order {
-			a := by[k]
-			f := FiguresOf(k.Workload)[0]
-			g := grp{k.Workload, k.Step}
-			if share[g] == nil {
-				groups = append(groups, g)
-				share[g] = &chart{Kind: chartBars, Title: fmt.Sprintf("%s, %d flows: %s per flow", k.Workload, a.n, unitOf(f)), YLabel: unitOf(f) + " per flow"}
-				jain[g] = &chart{Kind: chartInterval, Title: fmt.Sprintf("%s, %d flows: Jain's fairness index", k.Workload, a.n), YLabel: "Jain's index", Ref: fp(1), RefLabel: "equal shares = 1"}
-			}
-			cat := cellLabel(result.CellKey{Network: k.Network, Placement: k.Placement, LB: k.LB})
-			for _, s := range []struct {
-				name string
-				xs   []float64
-			}{{"smallest flow", a.lo}, {"fair share (aggregate / flows)", a.fair}, {"largest flow", a.hi}} {
-				addIntervalPoint(share[g], seriesName(in, overlay, s.name), cat, stats.Median(s.xs), false, 0, 0)
-			}
-			if len(a.jain) > 0 {
-				m, lo, hi, ok := medianCI(a.jain)
-				addIntervalPoint(jain[g], seriesName(in, overlay, "Jain's index"), cat, m, ok, lo, hi)
-			}
-		}
-	}
-	for _, g := range groups {
-		sec.Charts = append(sec.Charts, *share[g], *jain[g])
 	}
 	return sec
 }

@@ -29,12 +29,10 @@ func TestExperimentSections(t *testing.T) {
 		Metrics: noisy, VsQuiet: &result.Comparison{Ratio: 0.8, CILow: 0.7, CIHigh: 0.9, CILevel: 0.95, Significant: true}})
 	var b bytes.Buffer
 	Sizes(&b, run)
-	Flows(&b, run)
 	Neighbours(&b, run)
 	out := b.String()
 	for _, want := range []string{
 		"64    65536", "tcp_stream Gbit/s  vxlan    cross-host  0.10  2.00", // medians over rounds
-		"host-gw  cross-host  tcp_stream  3      3.00 Gbit/s  0.50      1.50      0.900",
 		"neighbours=busy:5  1.00 Gbit/s  0.80  20.0% [10.0, 30.0]  -                 -         1.50 CPU",
 	} {
 		if !strings.Contains(out, want) {

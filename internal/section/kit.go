@@ -209,4 +209,3 @@ func MedianCI(xs []float64) (m, lo, hi float64, ok bool) {
 	lo, hi, method := stats.Interval(xs, 0.95)
 	return m, lo, hi, method != stats.MethodNone
 }
-
