@@ -2,9 +2,12 @@ package parallel
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/golden"
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 )
 
@@ -34,5 +37,38 @@ func TestText(t *testing.T) {
 	Text(&b, &result.Run{Results: run.Results[1:]})
 	if b.Len() != 0 {
 		t.Errorf("a run without flows wrote %q", b.String())
+	}
+}
+
+// The stored run of the experiment (testdata/parallel.json) renders as
+// `cnperf report` prints it, and its page has the flows section with both
+// charts drawn from data.
+func TestStoredRun(t *testing.T) {
+	run, err := result.Read(filepath.Join("testdata", "parallel.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := report.NewInput("parallel.json", run) // refreshes, as `cnperf report` reads it
+	var b bytes.Buffer
+	report.Table(&b, run)
+	golden.Check(t, "parallel.table", b.String())
+
+	var got []string
+	for _, s := range report.BuildPage([]report.Input{in}).Sections {
+		got = append(got, s.ID)
+		if s.ID != "flows" {
+			continue
+		}
+		if len(s.Charts) != 2 {
+			t.Errorf("flows section: %d charts, want the shares and Jain's index", len(s.Charts))
+		}
+		for _, c := range s.Charts {
+			if c.Empty() {
+				t.Errorf("chart %q has no data", c.Title)
+			}
+		}
+	}
+	if g := strings.Join(got, " "); g != "comparison flows environment networks" {
+		t.Errorf("sections %s, want comparison flows environment networks (and no study: no seed suite ran)", g)
 	}
 }
