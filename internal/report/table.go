@@ -247,28 +247,14 @@ func ratioFigures(run *result.Run) []column {
 }
 
 // aboveOne says, per direction, what a ratio above 1 means for the
-// columns it names: "above 1 is faster/more (tcp_rr trans/s); above 1 is
-// slower/longer (startup ms)". A table's ratios are of rates (higher is
-// better) and of times (lower is better): one sentence for both would be
-// wrong for one of them.
+// columns it names (the kit's AboveOne).
 func aboveOne(cs []column) string {
-	var senses []string
-	by := map[string][]string{}
+	var titles []string
+	var figs []result.Figure
 	for _, c := range cs {
-		s := c.fig.AboveOne()
-		if _, ok := by[s]; !ok {
-			senses = append(senses, s)
-		}
-		by[s] = append(by[s], c.title)
+		titles, figs = append(titles, c.title), append(figs, c.fig)
 	}
-	if len(senses) == 0 {
-		return "above 1 is faster/more"
-	}
-	var parts []string
-	for _, s := range senses {
-		parts = append(parts, "above 1 is "+s+" ("+strings.Join(by[s], ", ")+")")
-	}
-	return strings.Join(parts, "; ")
+	return kit.AboveOne(titles, figs)
 }
 
 // toDecide lists the undecided ratios the table prints, each with the
@@ -336,28 +322,18 @@ func summaryLabel(s result.Summary) string {
 	return s.Figure
 }
 
-// ratio prints a comparison with its verdict's mark and its interval:
-// 0.82x [0.78, 0.86] differs, =1.01x [0.98, 1.03] equivalent, ?0.84x
-// [0.73, 0.97] undecided.
-func ratio(c result.Comparison) string {
-	s := verdictMark(c) + fmt.Sprintf("%.2fx", c.Ratio)
-	if c.Speed != nil && c.Speed.Method == result.SpeedUnmatched {
-		s += MarkSpeedsDiffer
-	}
-	if c.CILow != 0 || c.CIHigh != 0 {
-		s += fmt.Sprintf(" [%.2f, %.2f]", c.CILow, c.CIHigh)
-	}
-	return s
-}
+// ratio prints a comparison with its verdict's mark and its interval
+// (the kit's Ratio).
+func ratio(c result.Comparison) string { return kit.Ratio(c) }
 
 // The table's marks of the machine's speed (stats.Speeds).
 const (
 	// MarkMinoritySpeed follows a figure some of whose rounds ran while
 	// the machine was at the speed fewer cells ran at.
-	MarkMinoritySpeed = "§"
+	MarkMinoritySpeed = kit.MarkMinoritySpeed
 	// MarkSpeedsDiffer follows a ratio whose rounds ran the two cells at
 	// different speeds, with too few same-speed pairs to use instead.
-	MarkSpeedsDiffer = "†"
+	MarkSpeedsDiffer = kit.MarkSpeedsDiffer
 )
 
 // speedLegend explains the marks a table of run uses, and names the
@@ -379,17 +355,8 @@ func speedLegend(w io.Writer, run *result.Run) {
 	}
 }
 
-// verdictMark is the mark a printed comparison carries: none when it
-// differs, "=" when it is equivalent, "?" when undecided.
-func verdictMark(c result.Comparison) string {
-	switch stats.VerdictOf(c) {
-	case stats.Differs:
-		return ""
-	case stats.Equivalent:
-		return "="
-	}
-	return "?"
-}
+// verdictMark is the mark a printed comparison carries (the kit's).
+func verdictMark(c result.Comparison) string { return kit.VerdictMark(c) }
 
 func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary, slow map[result.CellKey]int) {
 	var keys []rowKey
@@ -533,15 +500,7 @@ func replicas(w io.Writer, run *result.Run) {
 	tw.Flush()
 }
 
-func placementOrder(p string) int {
-	switch p {
-	case "same-pod":
-		return 0
-	case "same-host":
-		return 1
-	}
-	return 2
-}
+func placementOrder(p string) int { return kit.PlacementOrder(p) }
 
 func mean(ms []result.Metrics, get func(result.Metrics) (float64, bool)) (avg, sd float64, n int, ok bool) {
 	var sum, sq float64

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/stats"
@@ -208,4 +209,77 @@ func MedianCI(xs []float64) (m, lo, hi float64, ok bool) {
 	m = stats.Median(xs)
 	lo, hi, method := stats.Interval(xs, 0.95)
 	return m, lo, hi, method != stats.MethodNone
+}
+
+// The table's marks of the machine's speed (stats.Speeds).
+const (
+	// MarkMinoritySpeed follows a figure some of whose rounds ran while
+	// the machine was at the speed fewer cells ran at.
+	MarkMinoritySpeed = "§"
+	// MarkSpeedsDiffer follows a ratio whose rounds ran the two cells at
+	// different speeds, with too few same-speed pairs to use instead.
+	MarkSpeedsDiffer = "†"
+)
+
+// Ratio prints a comparison with its verdict's mark and its interval:
+// 0.82x [0.78, 0.86] differs, =1.01x [0.98, 1.03] equivalent, ?0.84x
+// [0.73, 0.97] undecided.
+func Ratio(c result.Comparison) string {
+	s := VerdictMark(c) + fmt.Sprintf("%.2fx", c.Ratio)
+	if c.Speed != nil && c.Speed.Method == result.SpeedUnmatched {
+		s += MarkSpeedsDiffer
+	}
+	if c.CILow != 0 || c.CIHigh != 0 {
+		s += fmt.Sprintf(" [%.2f, %.2f]", c.CILow, c.CIHigh)
+	}
+	return s
+}
+
+// VerdictMark is the mark a printed comparison carries: none when it
+// differs, "=" when it is equivalent, "?" when undecided.
+func VerdictMark(c result.Comparison) string {
+	switch stats.VerdictOf(c) {
+	case stats.Differs:
+		return ""
+	case stats.Equivalent:
+		return "="
+	}
+	return "?"
+}
+
+// AboveOne says, per direction, what a ratio above 1 means for the
+// columns it names (titles[i] of figs[i]): "above 1 is faster/more
+// (tcp_rr trans/s); above 1 is slower/longer (startup ms)". A table's
+// ratios are of rates (higher is better) and of times (lower is better):
+// one sentence for both would be wrong for one of them.
+func AboveOne(titles []string, figs []result.Figure) string {
+	var senses []string
+	by := map[string][]string{}
+	for i, f := range figs {
+		s := f.AboveOne()
+		if _, ok := by[s]; !ok {
+			senses = append(senses, s)
+		}
+		by[s] = append(by[s], titles[i])
+	}
+	if len(senses) == 0 {
+		return "above 1 is faster/more"
+	}
+	var parts []string
+	for _, s := range senses {
+		parts = append(parts, "above 1 is "+s+" ("+strings.Join(by[s], ", ")+")")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// PlacementOrder sorts placements as the table does: same-pod, same-host,
+// then the others.
+func PlacementOrder(p string) int {
+	switch p {
+	case "same-pod":
+		return 0
+	case "same-host":
+		return 1
+	}
+	return 2
 }
