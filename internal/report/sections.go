@@ -15,7 +15,6 @@ func init() {
 		{Name: "phases", HTML: phasesSection, HTMLRank: 40},
 		{Name: "neighbours", Text: Neighbours, TextRank: 60, HTML: interferenceSection, HTMLRank: 60},
 		{Name: "alltoall", HTML: alltoallSection, HTMLRank: 70},
-		{Name: "blocking", Text: Blocking, TextRank: 70},
 		{Name: "tuning", Text: Tuning, TextRank: 80},
 		{Name: "studies", HTML: seedSection, HTMLRank: 90},
 		{Name: "environment", HTML: environmentSection, HTMLRank: 100},
