@@ -176,31 +176,9 @@ func comparisonSection(ins []Input) section {
 	return sec
 }
 
-// verdictRow is one ratio's line in the comparison's table of verdicts.
-func verdictRow(run, workload, cell, figure string, c result.Comparison) []string {
-	v := stats.VerdictOf(c)
-	switch {
-	case v == stats.Differs:
-		v += ": " + c.Direction
-	case v == stats.Equivalent:
-		v += fmt.Sprintf(" (within ±%.0f %%)", 100*c.MinEffect)
-	case c.CILevel == 0:
-		v += ": one round, no test"
-	default:
-		v += ": not shown"
-	}
-	decide := "-"
-	switch {
-	case stats.VerdictOf(c) != stats.Undecided:
-	case c.CILevel == 0:
-		decide = "3 or more (--repeat)"
-	case c.RoundsNeeded > 0:
-		decide = strconv.Itoa(c.RoundsNeeded)
-	default:
-		decide = "more than 1000"
-	}
-	return []string{run, workload, cell, figure, ratio(c), v, decide}
-}
+// verdictRow is one ratio's line in the comparison's table of verdicts
+// (the kit's VerdictRow).
+var verdictRow = kit.VerdictRow
 
 // figureOf finds the declared figure of workload wl with key.
 func figureOf(wl, key string) (result.Figure, bool) {

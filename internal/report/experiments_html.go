@@ -4,7 +4,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
 	kit "github.com/cnperf/cnperf/internal/section"
@@ -21,78 +20,6 @@ import (
 
 // medianCI is xs's median and its 95 % interval (none under 2 values).
 var medianCI = kit.MedianCI
-
-// interferenceSection: per workload and neighbour kind, each cell's main
-// figure without and with the neighbours (medians over rounds, with
-// intervals), and the paired ratio with/without with its interval.
-func interferenceSection(ins []Input) section {
-	sec := section{ID: "interference", Title: "Interference: noisy neighbours",
-		Intro: "Each cell measured without and then with the neighbour pods in the same round. The first chart is the workload's main figure both ways (median over rounds, 95 % interval); the second the ratio with/without, paired by round (the geometric mean of the per-round ratios), 1 = no effect; the table under them gives each ratio's verdict: differs, equivalent (within ±5 %) or undecided."}
-	overlay := len(ins) > 1
-	type grp struct{ wl, step string }
-	var groups []grp
-	abs := map[grp]*chart{}
-	ratio := map[grp]*chart{}
-	verdicts := htmlTable{Folded: true, Caption: "Each ratio with / without the neighbours, its 95 % interval and its verdict", Head: []string{"run", "workload", "cell", "figure", "ratio [95 %]", "verdict", "rounds that would decide it"}}
-	for _, in := range ins {
-		type acc struct {
-			quiet, noisy []float64
-			vs           *result.Comparison
-		}
-		by := map[result.CellKey]*acc{}
-		var order []result.CellKey
-		for _, r := range in.Run.Results {
-			q, ok := r.Metrics.Extra[result.ExtraQuiet]
-			if r.Error != "" || !ok {
-				continue
-			}
-			k := r.Key()
-			a := by[k]
-			if a == nil {
-				a = &acc{}
-				by[k] = a
-				order = append(order, k)
-			}
-			f := FiguresOf(r.Workload)[0]
-			if v, ok := r.Metrics.Value(f.Key); ok {
-				a.quiet, a.noisy = append(a.quiet, f.Display(q)), append(a.noisy, f.Display(v))
-			}
-			if r.VsQuiet != nil {
-				a.vs = r.VsQuiet
-			}
-		}
-		for _, k := range order {
-			a := by[k]
-			if len(a.noisy) == 0 {
-				continue
-			}
-			f := FiguresOf(k.Workload)[0]
-			g := grp{k.Workload, k.Step}
-			if abs[g] == nil {
-				groups = append(groups, g)
-				spec := strings.TrimPrefix(k.Step, "neighbours=")
-				abs[g] = &chart{Kind: chartInterval, Title: k.Workload + ": " + unitOf(f) + " without and with neighbours " + spec, YLabel: unitOf(f)}
-				ratio[g] = &chart{Kind: chartInterval, Title: k.Workload + ": with neighbours " + spec + " / without", YLabel: "ratio with / without (above 1 is " + f.AboveOne() + ")", Ref: fp(1), RefLabel: "no effect = 1"}
-			}
-			cat := cellLabel(result.CellKey{Network: k.Network, Placement: k.Placement})
-			m, lo, hi, ok := medianCI(a.quiet)
-			addIntervalPoint(abs[g], seriesName(in, overlay, "without neighbours"), cat, m, ok, lo, hi)
-			m, lo, hi, ok = medianCI(a.noisy)
-			addIntervalPoint(abs[g], seriesName(in, overlay, "with "+strings.TrimPrefix(k.Step, "neighbours=")), cat, m, ok, lo, hi)
-			if v := a.vs; v != nil {
-				addIntervalPoint(ratio[g], seriesName(in, overlay, "with / without"), cat, v.Ratio, v.CILevel > 0, v.CILow, v.CIHigh)
-				verdicts.Rows = append(verdicts.Rows, verdictRow(in.Name, k.Workload+" "+k.Step, cat, f.Label, *v))
-			}
-		}
-	}
-	for _, g := range groups {
-		sec.Charts = append(sec.Charts, *abs[g], *ratio[g])
-	}
-	if len(verdicts.Rows) > 0 {
-		sec.Tables = append(sec.Tables, verdicts)
-	}
-	return sec
-}
 
 // paramInt reads an integer parameter of a result (0 when absent).
 func paramInt(r result.Result, key string) int {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
@@ -282,4 +283,32 @@ func PlacementOrder(p string) int {
 		return 1
 	}
 	return 2
+}
+
+// VerdictRow is one ratio's line in a page's table of verdicts: run,
+// workload, cell, figure, the ratio with its interval, the verdict, and
+// the rounds that would decide it.
+func VerdictRow(run, workload, cell, figure string, c result.Comparison) []string {
+	v := stats.VerdictOf(c)
+	switch {
+	case v == stats.Differs:
+		v += ": " + c.Direction
+	case v == stats.Equivalent:
+		v += fmt.Sprintf(" (within ±%.0f %%)", 100*c.MinEffect)
+	case c.CILevel == 0:
+		v += ": one round, no test"
+	default:
+		v += ": not shown"
+	}
+	decide := "-"
+	switch {
+	case stats.VerdictOf(c) != stats.Undecided:
+	case c.CILevel == 0:
+		decide = "3 or more (--repeat)"
+	case c.RoundsNeeded > 0:
+		decide = strconv.Itoa(c.RoundsNeeded)
+	default:
+		decide = "more than 1000"
+	}
+	return []string{run, workload, cell, figure, Ratio(c), v, decide}
 }
