@@ -14,7 +14,6 @@ import (
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-
 // cellCPU is the CPU a result's cell used (agents, the network's daemons,
 // ksoftirqd), in CPUs.
 func cellCPU(r result.Result) (float64, bool) {
