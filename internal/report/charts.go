@@ -65,10 +65,8 @@ func summarized(run *result.Run) []result.Summary {
 	return cp.Summaries
 }
 
-// chartable says a figure is a number worth a bar: counts and flags are not.
-func chartable(f result.Figure) bool {
-	return f.Kind != result.KindCount && f.Kind != result.KindFlag
-}
+// chartable says a figure is a number worth a bar (the kit's Chartable).
+var chartable = kit.Chartable
 
 // comparisonSection: per workload (and step), for every declared figure,
 // each cell's median with its interval; for the figures that declare a

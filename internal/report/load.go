@@ -28,20 +28,7 @@ const (
 	satServer = kit.SatServer
 )
 
-func saturation(m result.Metrics) (float64, bool) {
-	v, ok := m.Extra[result.ExtraSaturated]
-	if !ok || v != 1 {
-		return satNo, ok
-	}
-	b, ok := m.Extra[result.ExtraConnsBusy]
-	switch {
-	case !ok:
-		return satYes, true
-	case b >= 0.1:
-		return satServer, true
-	}
-	return satClient, true
-}
+func saturation(m result.Metrics) (float64, bool) { return kit.Saturation(m) }
 
 // SaturationNote explains the saturated column's causes under a table.
 const SaturationNote = "saturated: YES server = every connection was busy while requests were due (the server did not keep up, or too few --connections); YES client = a connection was free, the client thread was late (its CPU busy or descheduled; `cnperf load pace` shows this machine's floor)"

@@ -13,7 +13,6 @@ func init() {
 		{Name: "sizes", Text: Sizes, TextRank: 30, HTML: sizeSection, HTMLRank: 20},
 		{Name: "spectrum", HTML: spectrumSection, HTMLRank: 30},
 		{Name: "phases", HTML: phasesSection, HTMLRank: 40},
-		{Name: "alltoall", HTML: alltoallSection, HTMLRank: 70},
 		{Name: "tuning", Text: Tuning, TextRank: 80},
 		{Name: "studies", HTML: seedSection, HTMLRank: 90},
 		{Name: "environment", HTML: environmentSection, HTMLRank: 100},

@@ -30,22 +30,9 @@ type column struct {
 // reports, headline first.
 func FiguresOf(name string) []result.Figure { return workload.FiguresOf(name) }
 
-// value reads a figure of one result. A latency of a step that did not
-// hold its rate is not valid and reads as absent; the saturated flag
-// reads as its cause (see saturation).
-func value(f result.Figure, m result.Metrics) (float64, bool) {
-	switch {
-	case f.Key == satKey:
-		return saturation(m)
-	case f.Kind == result.KindLatency && m.Extra[result.ExtraSaturated] == 1:
-		return 0, false
-	}
-	v, ok := m.Value(f.Key)
-	if !ok && f.ZeroIfAbsent {
-		return 0, true
-	}
-	return v, ok
-}
+// value reads a figure of one result (the kit's Value: a saturated
+// step's latency is absent, the saturated flag reads as its cause).
+func value(f result.Figure, m result.Metrics) (float64, bool) { return kit.Value(f, m) }
 
 // format prints a figure's value in its unit (the kit's Format).
 func format(f result.Figure, v float64) string { return kit.Format(f, v) }

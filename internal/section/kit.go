@@ -312,3 +312,46 @@ func VerdictRow(run, workload, cell, figure string, c result.Comparison) []strin
 	}
 	return []string{run, workload, cell, figure, Ratio(c), v, decide}
 }
+
+// satKey is the saturated flag's figure key: it reads as its cause.
+var satKey = result.ExtraKey(result.ExtraSaturated)
+
+// Saturation reads why a step did not hold its rate (SatNo... SatServer),
+// and whether the result says at all.
+func Saturation(m result.Metrics) (float64, bool) {
+	v, ok := m.Extra[result.ExtraSaturated]
+	if !ok || v != 1 {
+		return SatNo, ok
+	}
+	b, ok := m.Extra[result.ExtraConnsBusy]
+	switch {
+	case !ok:
+		return SatYes, true
+	case b >= 0.1:
+		return SatServer, true
+	}
+	return SatClient, true
+}
+
+// Value reads a figure of one result, as the table does. A latency of a
+// step that did not hold its rate is not valid and reads as absent; the
+// saturated flag reads as its cause (Saturation).
+func Value(f result.Figure, m result.Metrics) (float64, bool) {
+	switch {
+	case f.Key == satKey:
+		return Saturation(m)
+	case f.Kind == result.KindLatency && m.Extra[result.ExtraSaturated] == 1:
+		return 0, false
+	}
+	v, ok := m.Value(f.Key)
+	if !ok && f.ZeroIfAbsent {
+		return 0, true
+	}
+	return v, ok
+}
+
+// Chartable says a figure is a number worth a bar: counts and flags are
+// not.
+func Chartable(f result.Figure) bool {
+	return f.Kind != result.KindCount && f.Kind != result.KindFlag
+}

@@ -1,4 +1,4 @@
-package report
+package alltoall
 
 import (
 	"slices"
@@ -6,20 +6,13 @@ import (
 	"strconv"
 
 	"github.com/cnperf/cnperf/internal/result"
-	kit "github.com/cnperf/cnperf/internal/section"
+	"github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
-// The page's sections for the experiments that write their own kind of
-// result: noisy neighbours (a result beside neighbours carries the same
-// round's figure without them, extra.quiet_value, and its paired ratio,
-// vs_quiet) and all-to-all (params.pods); parallel flows' is the
-// parallel experiment's (experiment/parallel/report.go). Each
-// reads the typed fields and the figures workloads declare, never a
-// network's or workload's name.
-
-// medianCI is xs's median and its 95 % interval (none under 2 values).
-var medianCI = kit.MedianCI
+// The page's section of the experiment's results (params.pods).
+func init() { section.Register(section.Info{Name: "alltoall", HTML: HTML, HTMLRank: 70}) }
 
 // paramInt reads an integer parameter of a result (0 when absent).
 func paramInt(r result.Result, key string) int {
@@ -35,11 +28,11 @@ func paramInt(r result.Result, key string) int {
 	return 0
 }
 
-// alltoallSection: for results of N pods exchanging all-to-all
+// HTML: for results of N pods exchanging all-to-all
 // (params.pods), each declared figure against N, a line per network,
 // placement and spread (params.spread), medians over rounds.
-func alltoallSection(ins []Input) section {
-	sec := section{ID: "alltoall", Title: "All-to-all: round time against the number of pods",
+func HTML(ins []section.Input) section.HTMLSection {
+	sec := section.HTMLSection{ID: "alltoall", Title: "All-to-all: round time against the number of pods",
 		Intro: "N pods exchange messages all-to-all in rounds; each point is the median over the run's rounds. One host (same-host) and two hosts, with one pod on the first and the rest on the second (1:N-1) or half on each (balanced)."}
 	overlay := len(ins) > 1
 	type key struct{ wl, fig, line string }
@@ -63,13 +56,13 @@ func alltoallSection(ins []Input) section {
 			if s, ok := r.Params["spread"].(string); ok && s != "" && s != "one-host" {
 				line += " " + s
 			}
-			line = seriesName(in, overlay, line)
+			line = section.SeriesName(in, overlay, line)
 			if !slices.Contains(lines[r.Workload], line) {
 				lines[r.Workload] = append(lines[r.Workload], line)
 			}
-			for _, f := range FiguresOf(r.Workload) {
-				v, ok := value(f, r.Metrics)
-				if !ok || !chartable(f) {
+			for _, f := range workload.FiguresOf(r.Workload) {
+				v, ok := section.Value(f, r.Metrics)
+				if !ok || !section.Chartable(f) {
 					continue
 				}
 				k := key{r.Workload, f.Key, line}
@@ -81,11 +74,11 @@ func alltoallSection(ins []Input) section {
 		}
 	}
 	for _, wl := range wls {
-		for _, f := range FiguresOf(wl) {
-			if !chartable(f) {
+		for _, f := range workload.FiguresOf(wl) {
+			if !section.Chartable(f) {
 				continue
 			}
-			c := chart{Kind: chartLines, Title: wl + ": " + unitOf(f) + " against pods", XLabel: "pods (N)", YLabel: unitOf(f),
+			c := section.Chart{Kind: section.ChartLines, Title: wl + ": " + section.UnitOf(f) + " against pods", XLabel: "pods (N)", YLabel: section.UnitOf(f),
 				XLog: pods[wl][1] >= 8*pods[wl][0], YLog: f.Kind == result.KindLatency}
 			for _, line := range lines[wl] {
 				m := vals[key{wl, f.Key, line}]
@@ -97,9 +90,9 @@ func alltoallSection(ins []Input) section {
 					xs = append(xs, x)
 				}
 				sort.Float64s(xs)
-				s := series{Label: line}
+				s := section.Series{Label: line}
 				for _, x := range xs {
-					s.Points = append(s.Points, point{X: fp(x), Y: stats.Median(m[x])})
+					s.Points = append(s.Points, section.Point{X: result.F(x), Y: stats.Median(m[x])})
 				}
 				c.Series = append(c.Series, s)
 			}
