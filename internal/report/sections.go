@@ -10,7 +10,7 @@ func init() {
 		{Name: "comparison", HTML: comparisonSection, HTMLRank: 10},
 		{Name: "services", Text: Services, TextRank: 10, HTML: servicesSection, HTMLRank: 50},
 		{Name: "replicas", Text: replicas, TextRank: 20},
-		{Name: "sizes", Text: Sizes, TextRank: 30, HTML: sizeSection, HTMLRank: 20},
+		{Name: "by-size", HTML: sizeSection, HTMLRank: 20}, // runs of one size each overlaid too, not only a sweep
 		{Name: "spectrum", HTML: spectrumSection, HTMLRank: 30},
 		{Name: "phases", HTML: phasesSection, HTMLRank: 40},
 		{Name: "tuning", Text: Tuning, TextRank: 80},

@@ -355,3 +355,19 @@ func Value(f result.Figure, m result.Metrics) (float64, bool) {
 func Chartable(f result.Figure) bool {
 	return f.Kind != result.KindCount && f.Kind != result.KindFlag
 }
+
+// SizeOf reads the message size of a sweep's step ("size=1024", "size=1024
+// flows=4"), 0 for a result not of a sweep (a load step "rate=R size=N"
+// names a response size).
+func SizeOf(step string) int {
+	f := strings.Fields(step)
+	if len(f) == 0 {
+		return 0
+	}
+	v, ok := strings.CutPrefix(f[0], "size=")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(v)
+	return n
+}
