@@ -39,6 +39,16 @@ func (l *Lab) PinPeers(ctx context.Context, pods []*Pod) (dynamic int, err error
 	if l.nl == nil {
 		return -1, nil
 	}
+	// pods sharing a namespace (a host's, in host networking) are one
+	var own []*Pod
+	seenNS := map[string]bool{}
+	for _, p := range pods {
+		if !seenNS[p.NetNS] {
+			seenNS[p.NetNS] = true
+			own = append(own, p)
+		}
+	}
+	pods = own
 	macs := make([]net.HardwareAddr, len(pods))
 	if err := l.Each(ctx, len(pods), func(_ context.Context, i int) error {
 		if p := pods[i]; p.Dev != "" && p.IP.IsValid() {

@@ -3,8 +3,10 @@ package alltoall_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
@@ -82,5 +84,63 @@ func TestAllToAllManyPods(t *testing.T) {
 	}
 	if ps := labtest.ProcsMentioning(plan.Lab.ID); len(ps) != 0 {
 		t.Errorf("processes left: %v", ps)
+	}
+}
+
+// TestAllToAllPastNeighbourTable exchanges among 100 pods on one bridge in
+// a fresh lab: they reach each other on-link, 100·99 neighbour entries,
+// far past the kernel's shared table (gc_thresh3, 1,024 by default) that
+// stopped ARP at 64 pods. Every pod's peers were pinned as permanent
+// entries, recorded as one line a pod, and every message arrived.
+func TestAllToAllPastNeighbourTable(t *testing.T) {
+	labtest.NeedRoot(t)
+	const n = 100
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if a2a.MaxPodsFor(lim.Max) < n {
+		t.Skipf("open-file hard limit %d holds fewer than %d pods", lim.Max, n)
+	}
+	if limit := lab.NeighbourLimit(); limit >= n*(n-1) {
+		t.Logf("gc_thresh3 %d holds %d entries: this machine would not overflow anyway", limit, n*(n-1))
+	}
+	plan := labrun.Plan(t, []plan.Case{{Network: "bridge", Placement: "same-host"}}, "alltoall")
+	plan.Options = map[string]string{"pods": strconv.Itoa(n)}
+	run := &result.Run{Environment: result.CaptureHost()}
+	err := runner.Execute(context.Background(), plan, run)
+	labtest.AssertClean(t, plan.Lab.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bridge *result.Result
+	for i, r := range run.Results {
+		if r.Network == "bridge" {
+			bridge = &run.Results[i]
+		}
+	}
+	if bridge == nil || bridge.Error != "" {
+		t.Fatalf("results %+v", run.Results)
+	}
+	rounds := *bridge.Metrics.Transactions
+	if want := rounds * int64(n*(n-1)); rounds < 2 || *bridge.Metrics.Messages != want {
+		t.Errorf("%d messages in %d rounds, want %d", *bridge.Metrics.Messages, rounds, want)
+	}
+	pinned := 0
+	for _, b := range run.Builds {
+		if b.Network != "bridge" {
+			continue
+		}
+		for _, c := range b.Commands {
+			if strings.Contains(c, "neigh replace") {
+				if !strings.HasSuffix(c, "# for each of 99 on-link peers") {
+					t.Errorf("recorded %q, want each pod's 99 peers", c)
+				}
+				pinned++
+			}
+		}
+	}
+	if pinned != n {
+		t.Errorf("%d pods' entries recorded, want one line for each of %d", pinned, n)
 	}
 }
