@@ -15,6 +15,9 @@ import (
 	a2a "github.com/cnperf/cnperf/internal/workload/alltoall"
 )
 
+// neighbourLimit is the kernel's neighbour table limit (a test's to lower).
+var neighbourLimit = lab.NeighbourLimit
+
 // local says whether every pod is a local namespace without an agent:
 // the exchange then runs in this process (a2a.Exchange).
 func local(d backend.Deployment, pods []string) bool {
@@ -34,7 +37,7 @@ func measureHere(ctx context.Context, d backend.Deployment, w workload.Workload,
 	if dynamic, err := pin(ctx, d, pods); err != nil {
 		res.Error = err.Error()
 		return res
-	} else if limit := lab.NeighbourLimit(); limit > 0 && dynamic > limit {
+	} else if limit := neighbourLimit(); limit > 0 && dynamic > limit {
 		res.Error = fmt.Sprintf("%d pods need %d neighbour entries through their gateways, more than the kernel's neighbour table shared by every namespace holds (net.ipv4.neigh.default.gc_thresh3 = %d, settable only in the host's namespace): use fewer pods", n, dynamic, limit)
 		return res
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/experiment/alltoall"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/labtest/labrun"
@@ -142,5 +143,32 @@ func TestAllToAllPastNeighbourTable(t *testing.T) {
 	}
 	if pinned != n {
 		t.Errorf("%d pods' entries recorded, want one line for each of %d", pinned, n)
+	}
+}
+
+// TestAllToAllGatewayEntriesPastTable: where the entries still left to ARP
+// (each pod's for its gateway, the gateway's for the pod: 2·8 for 8
+// host-gw pods across hosts) exceed the kernel's table, here lowered to
+// 10, the cell fails before measuring with one line naming the table.
+func TestAllToAllGatewayEntriesPastTable(t *testing.T) {
+	labtest.NeedRoot(t)
+	defer alltoall.SetNeighbourLimit(10)()
+	plan := labrun.Plan(t, []plan.Case{{Network: "host-gw", Placement: "cross-host"}}, "alltoall")
+	plan.Options = map[string]string{"pods": "8", "spread": "balanced"}
+	run := &result.Run{Environment: result.CaptureHost()}
+	err := runner.Execute(context.Background(), plan, run)
+	labtest.AssertClean(t, plan.Lab.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	for _, r := range run.Results {
+		if r.Network == "host-gw" {
+			got = r.Error
+		}
+	}
+	t.Log(got)
+	if want := "8 pods need 16 neighbour entries through their gateways"; !strings.HasPrefix(got, want) || !strings.Contains(got, "gc_thresh3 = 10") || strings.Contains(got, "\n") {
+		t.Errorf("host-gw's error %q, want one line starting %q naming gc_thresh3 = 10", got, want)
 	}
 }
