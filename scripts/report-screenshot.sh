@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Renders a run file's HTML report and screenshots it in headless Chromium
-# (networking off), as the README's images were made:
+# (networking off), as docs/report.md's images were made:
 #   scripts/report-screenshot.sh docs/examples/default.json docs/img/report-default.png
 set -euo pipefail
 run=${1:?usage: $0 RUN.json OUT.png [HEIGHT [WIDTH]]}

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labbench"
 )
 
@@ -34,27 +31,7 @@ func cmdBench(args []string) error {
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	if err := lab.Preflight(); err != nil {
-		return err
-	}
 	ctx, stop := interruptible()
 	defer stop()
-	res, err := labbench.Run(ctx, cfg, func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
-	if err != nil {
-		if ctx.Err() != nil {
-			return errors.New("interrupted; the lab was torn down")
-		}
-		return err
-	}
-	fmt.Print(res.Text())
-	if *out != "" {
-		b, _ := json.MarshalIndent(res, "", "  ")
-		if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return labbench.Main(ctx, cfg, *out, os.Stdout, os.Stderr)
 }

@@ -41,7 +41,7 @@ func TestBuildCases(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := buildCases(c.networks, c.placements, false)
+			got, err := plan.Cases(plan.LabPlacer{}, c.networks, c.placements, false)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("error %v, want %q", err, c.err)

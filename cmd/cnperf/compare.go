@@ -5,10 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/cnperf/cnperf/internal/exitcode"
 
@@ -51,25 +48,9 @@ func compareMain(args []string, stdout io.Writer) error {
 	if len(files) != 2 {
 		return usage("want two results files, got %d: cnperf compare OLD.json NEW.json (files written by `cnperf run`)", len(files))
 	}
-	limit := -1.0
-	if *failOn != "" {
-		pct, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(*failOn), "%"), 64)
-		if err != nil || math.IsNaN(pct) || pct < 0 || pct >= 100 {
-			return usage("--fail-on-regression %q: want a percentage from 0 to below 100, e.g. --fail-on-regression 10", *failOn)
-		}
-		limit = pct / 100
+	o, err := report.ParseCompareOptions(*failOn, *allowUndecided, *junit, *jsonOut)
+	if err != nil {
+		return usage("%v", err)
 	}
-	if limit < 0 && (*junit != "" || *allowUndecided) {
-		return usage("--junit and --allow-undecided go with --fail-on-regression PCT, the limit the gate judges against: add e.g. --fail-on-regression 10")
-	}
-	// before any work: a bad path found after the comparison is printed
-	// would fail a CI job whose gate passed
-	for _, o := range []struct{ flag, path, example string }{{"--json", *jsonOut, "compare.json"}, {"--junit", *junit, "gate.xml"}} {
-		if o.path != "" {
-			if err := report.CheckOutFile(o.flag, o.path, o.example); err != nil {
-				return usage("%v", err)
-			}
-		}
-	}
-	return report.Compare(stdout, files[0], files[1], report.CompareOptions{Limit: limit, AllowUndecided: *allowUndecided, JUnit: *junit, JSON: *jsonOut})
+	return report.Compare(stdout, files[0], files[1], o)
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/cnperf/cnperf/internal/golden"
 )
@@ -77,7 +78,7 @@ func TestDocTables(t *testing.T) {
 		}
 	}
 	if blocks < 4 {
-		t.Errorf("%d marked blocks in the docs, want the README's headline table, its recommend examples and the docs' pooled table", blocks)
+		t.Errorf("%d marked blocks in the docs, want the README's headline table, docs/report.md's recommend examples and the docs' pooled table", blocks)
 	}
 }
 
@@ -126,4 +127,142 @@ func diffLines(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// docLink is a markdown link or image: [text](target) or ![alt](target).
+var docLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocLinks checks that every relative link of the README and docs/*.md
+// points to a file of the repository and, with a #fragment, to a heading of
+// that file (GitHub's anchors): moving a section cannot leave a link behind.
+func TestDocLinks(t *testing.T) {
+	root := filepath.Join("..", "..")
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs = append(docs, filepath.Join(root, "README.md"))
+	links := 0
+	for _, doc := range docs {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range docLink.FindAllStringSubmatch(proseOf(string(b)), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			links++
+			file, frag, _ := strings.Cut(target, "#")
+			path := doc
+			if file != "" {
+				path = filepath.Join(filepath.Dir(doc), file)
+			}
+			rel, _ := filepath.Rel(root, doc)
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s: link %q: no such file", rel, target)
+				continue
+			}
+			if frag == "" {
+				continue
+			}
+			if !strings.HasSuffix(path, ".md") {
+				t.Errorf("%s: link %q: a fragment into a file that is not markdown", rel, target)
+				continue
+			}
+			tb, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !anchorsOf(string(tb))[frag] {
+				trel, _ := filepath.Rel(root, path)
+				t.Errorf("%s: link %q: %s has no heading with that anchor", rel, target, trel)
+			}
+		}
+	}
+	if links < 20 {
+		t.Errorf("%d relative links found in the docs: the link pattern finds too few", links)
+	}
+}
+
+// proseOf blanks a markdown text's fenced code blocks: links and headings
+// count only outside them.
+func proseOf(text string) string {
+	var b strings.Builder
+	fenced := false
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+			b.WriteString("\n")
+			continue
+		}
+		if fenced {
+			b.WriteString("\n")
+			continue
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// anchorsOf returns the anchors GitHub gives a markdown text's headings:
+// lower case, punctuation dropped, spaces as hyphens, a repeated one
+// suffixed -1, -2...
+func anchorsOf(text string) map[string]bool {
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	for _, line := range strings.Split(proseOf(text), "\n") {
+		title, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " ")
+		if !ok || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		a := slugOf(title)
+		if n := seen[a]; n > 0 {
+			seen[a]++
+			a = fmt.Sprintf("%s-%d", a, n)
+		} else {
+			seen[a] = 1
+		}
+		anchors[a] = true
+	}
+	return anchors
+}
+
+// slugOf is GitHub's anchor of one heading.
+func slugOf(title string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(title)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func TestSlugOf(t *testing.T) {
+	for _, c := range []struct{ title, want string }{
+		{"Exit statuses", "exit-statuses"},
+		{"Multi-host Docker on one machine (`--backend docker-lab`)", "multi-host-docker-on-one-machine---backend-docker-lab"},
+		{"Exports *(new)*: CSV, OpenMetrics, NDJSON", "exports-new-csv-openmetrics-ndjson"},
+		{"The test suite (`scripts/test.sh`)", "the-test-suite-scriptstestsh"},
+		{"Building the lab: `cnperf bench lab` (issue 26)", "building-the-lab-cnperf-bench-lab-issue-26"},
+		{"Bad input: 77 cases, each one line naming the fix", "bad-input-77-cases-each-one-line-naming-the-fix"},
+	} {
+		if got := slugOf(c.title); got != c.want {
+			t.Errorf("slugOf(%q) = %q, want %q", c.title, got, c.want)
+		}
+	}
+	a := anchorsOf("# A\n## A\n```\n# A\n```\n## B b\n")
+	for _, want := range []string{"a", "a-1", "b-b"} {
+		if !a[want] {
+			t.Errorf("anchorsOf: no %q in %v", want, a)
+		}
+	}
+	if a["a-2"] {
+		t.Errorf("anchorsOf counted a heading inside a code block: %v", a)
+	}
 }

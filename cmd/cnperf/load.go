@@ -31,11 +31,8 @@ func cmdLoad(args []string) error {
 		return cmdLoadPace(args[1:])
 	}
 	name := args[0]
-	if !isLoadWorkload(name) && !slices.Contains(standalone.PlainWorkloads, name) {
-		return fmt.Errorf("workload %q; use one of %s", name, strings.Join(append(standalone.Workloads(), standalone.PlainWorkloads...), ", "))
-	}
-	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
-		return fmt.Errorf("name the target: cnperf load %s http://HOST:PORT/PATH (tcp_rate: HOST:PORT)", name)
+	if err := standalone.CheckArgs(args); err != nil {
+		return err
 	}
 	target := args[1]
 	fs := newFlags("load " + name)
@@ -44,16 +41,19 @@ func cmdLoad(args []string) error {
 	jsonOut := fs.String("json", "", "also write the results as cnperf/run/v1 JSON to this file")
 	hgrm := fs.String("hgrm", "", "write each step's latency distribution as HdrHistogram .hgrm files into this folder")
 	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
-	extra := standalone.RegisterFlags(fs) // the load workloads' options, but --server
+	// the options the load workloads declare, but --server: the target
+	// is the server
+	extra := map[string]*string{}
+	for _, f := range workload.Flags() {
+		if f.Name == "server" || !slices.ContainsFunc(workload.Takers(f.Name), isLoadWorkload) {
+			continue
+		}
+		extra[f.Name] = option.FlagVar(fs, f.Name, f.Usage, f.Bool)
+	}
 	if err := parseFlags(fs, args[2:]); err != nil {
 		return err
 	}
-	w, err := workload.Get(name)
-	if err != nil {
-		return err
-	}
-	p := workload.Params{Duration: *duration, MessageSize: *msgSize, Extra: extra()}
-	job, err := standalone.NewJob(w, target, p)
+	job, err := standalone.NewJobOf(name, target, *duration, *msgSize, option.Given(fs, extra))
 	if err != nil {
 		return err
 	}

@@ -45,11 +45,7 @@ func cmdReport(args []string) error {
 	fs := newFlags("report FILE...")
 	hgrm := fs.String("hgrm", "", "also write every result's latency distribution as HdrHistogram .hgrm text into this folder")
 	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: A:B (e.g. tcp_stream:iperf3_tcp)")
-	var out report.Outputs
-	fs.StringVar(&out.HTML, "html", "", "also write a self-contained HTML page with the charts (several files are overlaid)")
-	fs.StringVar(&out.CSV, "csv", "", "also write one CSV per kind of record (results, params, summaries, skipped, environment; fixed columns, docs/results.md) into this folder")
-	fs.StringVar(&out.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text (one sample per cell and figure) into this file")
-	fs.StringVar(&out.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request (one document per cell and figure) into this file")
+	out := report.OutputFlags(fs, "report")
 	pool := fs.Bool("pool", false, "pool the rounds of the same cells across the files into one run (each file's rounds renumbered after the previous file's; cells paired by round within each file only) and recompute every verdict")
 	var paths []string
 	rest := args
@@ -62,7 +58,7 @@ func cmdReport(args []string) error {
 	if len(paths) == 0 {
 		return fmt.Errorf("name a results file: cnperf report cnperf-results/run-....json")
 	}
-	return report.Show(os.Stdout, paths, report.ShowOptions{Hgrm: *hgrm, Ratio: *ratio, Outputs: out, Pool: *pool})
+	return report.Show(os.Stdout, paths, report.ShowOptions{Hgrm: *hgrm, Ratio: *ratio, Outputs: *out, Pool: *pool})
 }
 
 func cmdClean(args []string) error {

@@ -1,31 +1,19 @@
 package main
 
 import (
-	"flag"
-	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
 	_ "github.com/cnperf/cnperf/internal/backend/all" // the backends
 	"github.com/cnperf/cnperf/internal/exitcode"
-	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/session"
-	"github.com/cnperf/cnperf/internal/workload"
 )
-
-// buildCases turns --networks and --placement into cases on the lab;
-// baseline rows are added for every placement so that each figure has its
-// ratio.
-func buildCases(networks, placements []string, noBaseline bool) ([]plan.Case, error) {
-	return plan.Cases(plan.LabPlacer{}, networks, placements, noBaseline)
-}
 
 // runSetup is what `cnperf run`'s flags ask for: the plan, checked, and
 // the flags used after it is made.
@@ -58,11 +46,7 @@ func parseRun(args []string) (*runSetup, error) {
 	fs.IntVar(&r.Repeat, "repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
 	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json); an existing file is replaced only if it is a cnperf results file")
 	force := fs.Bool("force", false, "let --out replace an existing file that is not a cnperf results file, or a symlink")
-	var outputs report.Outputs
-	fs.StringVar(&outputs.HTML, "html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
-	fs.StringVar(&outputs.CSV, "csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
-	fs.StringVar(&outputs.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text into this file (see cnperf report --openmetrics)")
-	fs.StringVar(&outputs.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request into this file (see cnperf report --ndjson)")
+	outputs := report.OutputFlags(fs, "run")
 	fs.BoolVar(&r.NoBaseline, "no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines and no status line")
 	dryRun := fs.Bool("dry-run", false, "print what would be built and measured and about how long it takes, and exit")
@@ -70,34 +54,12 @@ func parseRun(args []string) (*runSetup, error) {
 	fs.StringVar(&r.Services, "services", "", "with --lb: numbers of services to program, comma-separated scale steps (default 1)")
 	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
 	fs.StringVar(&r.Pin, "pin", "", "pin the client and server agents to CPUs, e.g. 0,1 (steadier numbers on a busy machine)")
-	r.ModeOptions = map[string]string{}
-	fs.Func("mode-opt", "network-mode option key=value, repeatable or comma-separated (e.g. controlplane=off, encrypt=aes-gcm)", func(s string) error {
-		for _, kv := range plan.SplitList(s) {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || k == "" {
-				return fmt.Errorf("mode option %q; use key=value", kv)
-			}
-			r.ModeOptions[k] = v
-		}
-		return nil
-	})
-	// the experiments' own options, each a flag (--parallel, --pods...)
-	opts := map[string]*string{}
-	for _, o := range experiment.Options() {
-		if fs.Lookup(o.Name) == nil {
-			opts[o.Name] = fs.String(o.Name, "", o.Help)
-		}
-	}
-	extra := map[string]*string{}
-	for _, f := range workload.Flags() {
-		extra[f.Name] = option.FlagVar(fs, f.Name, f.Usage, f.Bool)
-	}
+	r.ModeOptions = option.KeyValues(fs, "mode-opt", "network-mode option key=value, repeatable or comma-separated (e.g. controlplane=off, encrypt=aes-gcm)")
+	opts, extra := plan.FlagsOfExperiments(fs), plan.FlagsOfWorkloads(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, exitcode.With(err, exitcode.Usage)
 	}
-	given := map[string]string{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() })
-	if err := plan.CheckExplicit(given); err != nil {
+	if err := plan.CheckExplicit(option.Given(fs, nil)); err != nil {
 		return nil, exitcode.With(err, exitcode.Usage)
 	}
 	r.Options, r.Extra, r.BackendFlags = option.Given(fs, opts), option.Given(fs, extra), option.Given(fs, beFlags)
@@ -115,7 +77,7 @@ func parseRun(args []string) (*runSetup, error) {
 	if err := outputs.Check(); err != nil {
 		return nil, exitcode.With(err, exitcode.Usage)
 	}
-	return &runSetup{plan: *p, out: *out, outputs: outputs, cpuLatency: *cpuLatency, quiet: *quiet, dryRun: *dryRun, force: *force}, nil
+	return &runSetup{plan: *p, out: *out, outputs: *outputs, cpuLatency: *cpuLatency, quiet: *quiet, dryRun: *dryRun, force: *force}, nil
 }
 
 func cmdRun(args []string) error {

@@ -10,8 +10,10 @@ package labbench
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"runtime"
@@ -435,4 +437,31 @@ func (r Result) Text() string {
 	fmt.Fprintf(&b, "  machine        %d CPUs, kernel %s, load %.2f %.2f %.2f before, %.2f %.2f %.2f after\n",
 		r.CPUs, r.Kernel, r.LoadBefore[0], r.LoadBefore[1], r.LoadBefore[2], r.LoadAfter[0], r.LoadAfter[1], r.LoadAfter[2])
 	return b.String()
+}
+
+// Main is `cnperf bench lab`: it checks cfg and the machine, runs the
+// bench, prints its text on out (progress on log) and, with jsonPath,
+// writes the result there as JSON.
+func Main(ctx context.Context, cfg Config, jsonPath string, out, log io.Writer) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := lab.Preflight(); err != nil {
+		return err
+	}
+	res, err := Run(ctx, cfg, func(f string, a ...any) { fmt.Fprintf(log, f+"\n", a...) })
+	if err != nil {
+		if ctx.Err() != nil {
+			return errors.New("interrupted; the lab was torn down")
+		}
+		return err
+	}
+	fmt.Fprint(out, res.Text())
+	if jsonPath != "" {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -190,13 +190,37 @@ func FlagVar(fs *flag.FlagSet, name, usage string, isBool bool) *string {
 }
 
 // Given are the values of the flags of fs the user set, among flags (as
-// FlagVar or fs.String returned them), by name.
+// FlagVar or fs.String returned them), by name; with flags nil, of every
+// flag set, as text.
 func Given(fs *flag.FlagSet, flags map[string]*string) map[string]string {
 	out := map[string]string{}
 	fs.Visit(func(f *flag.Flag) {
-		if v, ok := flags[f.Name]; ok {
+		if flags == nil {
+			out[f.Name] = f.Value.String()
+		} else if v, ok := flags[f.Name]; ok {
 			out[f.Name] = *v
 		}
 	})
 	return out
+}
+
+// KeyValues registers flag name of fs taking key=value options, repeatable
+// or comma-separated (--mode-opt controlplane=off,encrypt=aes-gcm), and
+// returns the map they land in.
+func KeyValues(fs *flag.FlagSet, name, usage string) map[string]string {
+	m := map[string]string{}
+	fs.Func(name, usage, func(s string) error {
+		for _, kv := range strings.Split(s, ",") {
+			if kv = strings.TrimSpace(kv); kv == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return fmt.Errorf("mode option %q; use key=value", kv)
+			}
+			m[k] = v
+		}
+		return nil
+	})
+	return m
 }

@@ -490,3 +490,25 @@ func Cleaner(name string, set map[string]string) (backend.Info, map[string]strin
 	values, err := BackendFlags([]backend.Info{info}, set, "clean ")
 	return info, values, err
 }
+
+// FlagsOfExperiments registers a flag for every experiment's option not
+// registered yet (--parallel, --pods...), and returns where they land.
+func FlagsOfExperiments(fs *flag.FlagSet) map[string]*string {
+	out := map[string]*string{}
+	for _, o := range experiment.Options() {
+		if fs.Lookup(o.Name) == nil {
+			out[o.Name] = fs.String(o.Name, "", o.Help)
+		}
+	}
+	return out
+}
+
+// FlagsOfWorkloads registers a flag for every workload's option (a switch
+// for a bool), and returns where they land.
+func FlagsOfWorkloads(fs *flag.FlagSet) map[string]*string {
+	out := map[string]*string{}
+	for _, f := range workload.Flags() {
+		out[f.Name] = option.FlagVar(fs, f.Name, f.Usage, f.Bool)
+	}
+	return out
+}

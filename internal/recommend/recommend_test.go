@@ -317,7 +317,7 @@ func TestTradeOff(t *testing.T) {
 }
 
 // TestExampleRanking: the places recommend gives the stored example runs
-// (docs/examples), which the README and docs/report.md show: in the noisy
+// (docs/examples), which docs/report.md shows: in the noisy
 // default run only vxlan is separated (behind host, by throughput); in the
 // clusterip run nothing separates the load balancers (their rates overlap,
 // and the time to program the services, measured once per count, is one

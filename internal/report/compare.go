@@ -53,6 +53,32 @@ type CompareOptions struct {
 	JUnit, JSON    string
 }
 
+// ParseCompareOptions checks compare's flags before any work: the gate's
+// limit (--fail-on-regression PCT, "" for no gate), the flags that go
+// with it, and the files it writes (a bad path found after the comparison
+// is printed would fail a CI job whose gate passed).
+func ParseCompareOptions(failOn string, allowUndecided bool, junit, jsonOut string) (CompareOptions, error) {
+	o := CompareOptions{Limit: -1, AllowUndecided: allowUndecided, JUnit: junit, JSON: jsonOut}
+	if failOn != "" {
+		pct, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(failOn), "%"), 64)
+		if err != nil || math.IsNaN(pct) || pct < 0 || pct >= 100 {
+			return o, fmt.Errorf("--fail-on-regression %q: want a percentage from 0 to below 100, e.g. --fail-on-regression 10", failOn)
+		}
+		o.Limit = pct / 100
+	}
+	if o.Limit < 0 && (junit != "" || allowUndecided) {
+		return o, errors.New("--junit and --allow-undecided go with --fail-on-regression PCT, the limit the gate judges against: add e.g. --fail-on-regression 10")
+	}
+	for _, f := range []struct{ flag, path, example string }{{"--json", jsonOut, "compare.json"}, {"--junit", junit, "gate.xml"}} {
+		if f.path != "" {
+			if err := CheckOutFile(f.flag, f.path, f.example); err != nil {
+				return o, err
+			}
+		}
+	}
+	return o, nil
+}
+
 // Compare compares two results files cell by cell and writes the
 // comparison on w; with a gate (Limit >= 0) its outcome is the error: a
 // regression wraps exitcode.Regression, an undecided gate

@@ -11,9 +11,9 @@ import (
 )
 
 // TestExampleStudyVerdicts renders the studies' comparison of the stored
-// example runs (docs/examples) and checks the verdicts the README and
-// docs/report.md state for them, and that both state them in these words:
-// a doc cannot say "reproduces" where the data does not show it.
+// example runs (docs/examples) and checks the verdicts docs/report.md
+// states for them, in these words, and that neither it nor the README says
+// "reproduces" where the data does not show it.
 func TestExampleStudyVerdicts(t *testing.T) {
 	for _, c := range []struct {
 		file, table string
@@ -47,14 +47,14 @@ func TestExampleStudyVerdicts(t *testing.T) {
 		if got := fmt.Sprintf("%d of %d", len(cr.Shown), cr.Pairs); cr.Verdict != c.verdict || got != c.shown {
 			t.Errorf("%s %s: %s (%s shown), want %s (%s)", c.file, c.table, cr.Verdict, got, c.verdict, c.shown)
 		}
-		for _, doc := range []string{"README.md", "docs/report.md"} {
+		for i, doc := range []string{"docs/report.md", "README.md"} {
 			b, err := os.ReadFile(filepath.Join("..", "..", doc))
 			if err != nil {
 				t.Fatal(err)
 			}
 			// the docs wrap lines where they like: compare the words
 			text := strings.Join(strings.Fields(string(b)), " ")
-			if !strings.Contains(text, strings.Join(strings.Fields(c.said), " ")) {
+			if i == 0 && !strings.Contains(text, strings.Join(strings.Fields(c.said), " ")) {
 				t.Errorf("%s does not say %q of %s", doc, strings.Join(strings.Fields(c.said), " "), c.file)
 			}
 			for _, wrong := range []string{"default run reproduces", "clusterip run reproduces", "reproduces seed"} {

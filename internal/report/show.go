@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -105,4 +106,22 @@ func WriteOutputs(w io.Writer, out Outputs, ins []Input) error {
 		fmt.Fprintln(w, l)
 	}
 	return err
+}
+
+// OutputFlags registers the flags of the files `cnperf report` and `cnperf
+// run` (verb) write beside the table, and returns where they land.
+func OutputFlags(fs *flag.FlagSet, verb string) *Outputs {
+	o := &Outputs{}
+	if verb == "run" {
+		fs.StringVar(&o.HTML, "html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
+		fs.StringVar(&o.CSV, "csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
+		fs.StringVar(&o.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text into this file (see cnperf report --openmetrics)")
+		fs.StringVar(&o.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request into this file (see cnperf report --ndjson)")
+		return o
+	}
+	fs.StringVar(&o.HTML, "html", "", "also write a self-contained HTML page with the charts (several files are overlaid)")
+	fs.StringVar(&o.CSV, "csv", "", "also write one CSV per kind of record (results, params, summaries, skipped, environment; fixed columns, docs/results.md) into this folder")
+	fs.StringVar(&o.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text (one sample per cell and figure) into this file")
+	fs.StringVar(&o.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request (one document per cell and figure) into this file")
+	return o
 }

@@ -56,6 +56,35 @@ type Job struct {
 	p      workload.Params
 }
 
+// CheckArgs checks `cnperf load NAME TARGET`'s first two arguments: a
+// workload that runs on its own, and a target.
+func CheckArgs(args []string) error {
+	name := args[0]
+	if !slices.Contains(Workloads(), name) && !slices.Contains(PlainWorkloads, name) {
+		return fmt.Errorf("workload %q; use one of %s", name, strings.Join(append(Workloads(), PlainWorkloads...), ", "))
+	}
+	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
+		return fmt.Errorf("name the target: cnperf load %s http://HOST:PORT/PATH (tcp_rate: HOST:PORT)", name)
+	}
+	return nil
+}
+
+// NewJobOf is NewJob for workload name with a step's duration, message
+// size (0: the workload's) and the workload's own options given.
+func NewJobOf(name, target string, d time.Duration, size int, extra map[string]string) (*Job, error) {
+	w, err := workload.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	p := workload.Params{Duration: d, MessageSize: size, Extra: map[string]string{}}
+	for k, v := range extra {
+		if v != "" {
+			p.Extra[k] = v
+		}
+	}
+	return NewJob(w, target, p)
+}
+
 // NewJob checks workload w with params p against target (a URL for an
 // HTTP workload, else HOST:PORT) and resolves the target, before
 // anything runs.

@@ -117,7 +117,7 @@ func withoutExcluded(cases []plan.Case, cons []recommend.Constraint) (kept []pla
 // each its duration plus the set-up a cell costs here (agents, servers,
 // the CPU meter: about 1.5 s), building each network (about 5 s), and
 // programming the services once per load balancer and count (about 10 ms
-// a service: iptables took 10.9 s for 1,000 here, README).
+// a service: iptables took 10.9 s for 1,000 here, docs/report.md).
 func estimate(cells, rounds, networks, services int, d time.Duration) time.Duration {
 	return time.Duration(cells*rounds)*(d+1500*time.Millisecond) + time.Duration(networks)*5*time.Second +
 		time.Duration(services)*10*time.Millisecond
