@@ -153,15 +153,12 @@ func parseRun(args []string) (*runSetup, error) {
 	fs := newFlags("run")
 	backendName := fs.String("backend", "lab", "where the pods run: lab (network namespaces cnperf builds), docker (containers on the Docker engine at DOCKER_HOST or the current Docker context, as the docker CLI finds it), docker-lab (a Docker engine per lab host, started by cnperf, a swarm overlay between them), kubernetes (pods on the cluster --kubeconfig names); several side by side: lab,docker-lab")
 	var kube kubernetes.Options
-	fs.StringVar(&kube.Kubeconfig, "kubeconfig", "", "--backend kubernetes: the cluster's kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
-	fs.StringVar(&kube.Context, "context", "", "--backend kubernetes: the kubeconfig context (default its current one)")
-	fs.StringVar(&kube.Prefix, "namespace-prefix", "", "--backend kubernetes: each deployment's namespace is PREFIX-<run id> (default cnperf)")
-	fs.StringVar(&kube.Image, "image", "", "--backend kubernetes: the agent image the nodes run, a static cnperf at /cnperf (see docs/kubernetes.md)")
+	kube.RegisterFlags(fs)
 	suiteName := fs.String("suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
 	quick := fs.Bool("quick", false, "the suite's short version (fewer rounds, sizes, pods or networks, shorter cells): under 2 minutes on a 2-CPU machine")
 	networks := fs.String("networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
 	workloads := fs.String("workloads", "", "comma-separated workloads (default: the suite's; see cnperf workloads)")
-	placement := fs.String("placement", "", "same-pod, same-host or cross-host, comma-separated (default: each network's natural one)")
+	placement := fs.String("placement", "", "same-pod, same-host or cross-host, comma-separated (default: each network's natural one); --backend kubernetes also cross-zone (cross-host, nodes of two topology.kubernetes.io/zone values)")
 	duration := fs.Duration("duration", 0, "how long each measurement runs (default: the suite's, 5s)")
 	msgSize := fs.String("message-size", "", "message size in bytes (default: 16 for rr, 256 for tcp_stream, 1024 for udp_stream); a list (64,256,1024,4096,16384,65536) sweeps the stream and rr workloads, one result per size")
 	parallel := fs.Int("parallel", 0, "stream and rr workloads: run N flows at once between each pair: aggregate, per-flow figures and Jain's fairness")
@@ -221,6 +218,11 @@ func parseRun(args []string) (*runSetup, error) {
 	if err := kubeFlags(fs, *backendName); err != nil {
 		return nil, err
 	}
+	placements := splitList(*placement)
+	placements, kube.Placement.CrossZone = kubernetes.TakeCrossZone(placements)
+	if kube.Placement.CrossZone && *backendName != kubernetes.Name {
+		return nil, errors.New("--placement cross-zone chooses nodes of two zones of a cluster; use it with --backend kubernetes alone")
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -240,7 +242,7 @@ func parseRun(args []string) (*runSetup, error) {
 		if len(nets) == 0 && *backendName != "lab" {
 			return nil, fmt.Errorf("--backend %s: name the networks to run, e.g. --networks bridge,host,nat", *backendName)
 		}
-		if cases, err = buildCasesOn(pl, nets, splitList(*placement), *noBaseline); err != nil {
+		if cases, err = buildCasesOn(pl, nets, placements, *noBaseline); err != nil {
 			return nil, err
 		}
 	}
@@ -592,17 +594,15 @@ func kubeFlags(fs *flag.FlagSet, backendName string) error {
 	on := slices.Contains(strings.Split(backendName, ","), kubernetes.Name)
 	var err error
 	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "kubeconfig", "context", "namespace-prefix", "image":
-			if !on && err == nil {
-				err = fmt.Errorf("--%s applies to --backend kubernetes; drop it or add --backend kubernetes", f.Name)
-			}
+		if !on && err == nil && slices.Contains(kubernetes.FlagNames(), f.Name) {
+			err = fmt.Errorf("--%s applies to --backend kubernetes; drop it or add --backend kubernetes", f.Name)
 		}
 	})
 	if err != nil || !on {
 		return err
 	}
-	return (kubernetes.Options{Image: fs.Lookup("image").Value.String(), Prefix: fs.Lookup("namespace-prefix").Value.String()}).Validate()
+	return (kubernetes.Options{Image: fs.Lookup("image").Value.String(), Prefix: fs.Lookup("namespace-prefix").Value.String(),
+		PullSecret: fs.Lookup("image-pull-secret").Value.String()}).Validate()
 }
 
 // clusterLB checks --lb against the backends: a cluster's own proxy is the
