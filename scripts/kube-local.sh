@@ -124,6 +124,23 @@ mkimage() {
   rm -rf "$t"
 }
 
+# registry_hosts: where the nodes pull from, besides the imported images.
+# Registries on the control-plane host (none runs by default; the
+# integration test starts Debian's docker-registry there) speak plain HTTP:
+# REGISTRY_PORT as 127.0.0.1:PORT, the address a push from the control
+# plane uses, mirrored to $CP_IP:PORT where the nodes reach it, and
+# REGISTRY_PORT+1 as $CP_IP:PORT+1 itself (credentials match the host a
+# node contacts, so the authenticated one is not mirrored).
+REGISTRY_PORT=5000
+registry_hosts() {
+  local h d
+  for h in "127.0.0.1:$REGISTRY_PORT=$CP_IP:$REGISTRY_PORT" "$CP_IP:$REGISTRY_PORT=$CP_IP:$REGISTRY_PORT" "$CP_IP:$((REGISTRY_PORT + 1))=$CP_IP:$((REGISTRY_PORT + 1))"; do
+    d="$D/certs.d/${h%%=*}"
+    mkdir -p "$d"
+    printf 'server = "http://%s"\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "${h#*=}" "${h#*=}" >"$d/hosts.toml"
+  done
+}
+
 kubeconfig() { # kubeconfig FILE [TOKENFILE]: the admin token (or TOKENFILE's), TLS unverified (a lab)
   cat >"$1" <<EOF
 apiVersion: v1
@@ -187,6 +204,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     bin_dir = "/usr/lib/cni"
     conf_dir = "$nd/cni"
     max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$D/certs.d"
 EOF
   cat >"$nd/cni/10-cnperf.conflist" <<EOF
 {
@@ -282,6 +301,7 @@ up() {
   bin=$("$here/scripts/kube-build.sh" kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl | tail -1)
   mkdir -p "$D"/{log,pid,etcd,pki,images}
   echo "$bin" >"$D/bin"
+  registry_hosts
   # a failed or interrupted up leaves nothing but its logs
   trap 'up_failed' EXIT
   trap 'exit 130' INT TERM # so that the EXIT trap runs
