@@ -394,8 +394,8 @@ func kubeRegistry(t *testing.T, ctx context.Context, bin string, kubectl func(ar
 		b, _ := os.ReadFile(l)
 		pulled := 0
 		for _, line := range strings.Split(string(b), "\n") {
-			// the nodes' containerd asks with its own user agent
-			if strings.Contains(line, "GET /v2/cnperf-agent/manifests/"+tag) && strings.Contains(line, "containerd") {
+			// the nodes' containerd asks with its own user agent (HEAD by tag, then GET by digest)
+			if strings.Contains(line, "/v2/cnperf-agent/manifests/"+tag) && strings.Contains(line, "containerd") {
 				pulled++
 			}
 		}
