@@ -28,7 +28,7 @@
 # nsenter --net=/run/netns/cnperf-kube-*.
 #
 # The Kubernetes binaries come from scripts/kube-build.sh (cached); the pause
-# image and the agent image (a static cnperf) are built here and imported with
+# image and the agent image (a static cnperf, `cnperf image build`) are built here and imported with
 # `ctr -n k8s.io images import`; nothing is pulled.
 #
 # Access: `scripts/kube-local.sh kubectl get nodes`, or any client run inside
@@ -337,7 +337,8 @@ up_images() {
   (cd "$here/kube" && CGO_ENABLED=0 nice -n 19 go build -trimpath -ldflags "-s -w" -o "$t/pause" ./pause)
   (cd "$here" && CGO_ENABLED=0 nice -n 19 go build -trimpath -ldflags "-s -w" -o "$t/cnperf" ./cmd/cnperf)
   mkimage "$PAUSE_IMAGE" "$t/pause" "$D/images/pause.tar"
-  mkimage "$AGENT_IMAGE" "$t/cnperf" "$D/images/agent.tar"
+  # the agent image as users make theirs (docs/kubernetes.md), imported below
+  "$t/cnperf" image build --binary "$t/cnperf" --tag "$AGENT_IMAGE" --out "$D/images/agent.tar" >/dev/null
   rm -rf "$t"
 }
 
