@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/option"
 )
 
 // The node labels that say where a node is and what it is (the
@@ -514,4 +515,35 @@ func (p Placement) chooseNamed(topo backend.Topology, need int, nodes []*corev1.
 		}
 	}
 	return out, nil
+}
+
+// PlacementSpecs declares the placement flags as option specs, for a
+// backend registry that takes each backend's flags as values by name.
+func PlacementSpecs() []option.Spec {
+	var p Placement
+	fs := flag.NewFlagSet("placement", flag.ContinueOnError)
+	p.RegisterFlags(fs)
+	var out []option.Spec
+	for _, name := range placementFlags {
+		f := fs.Lookup(name)
+		out = append(out, option.Spec{Name: name, Kind: option.List, Help: f.Usage})
+	}
+	return out
+}
+
+// PlacementOf reads the placement flags from their values by name, as
+// the flags themselves parse them (cross-zone comes from --placement:
+// TakeCrossZone).
+func PlacementOf(values map[string]string) (Placement, error) {
+	var p Placement
+	fs := flag.NewFlagSet("placement", flag.ContinueOnError)
+	p.RegisterFlags(fs)
+	for _, name := range placementFlags {
+		if v, ok := values[name]; ok && v != "" {
+			if err := fs.Set(name, v); err != nil {
+				return Placement{}, fmt.Errorf("--%s %s: %w", name, v, err)
+			}
+		}
+	}
+	return p, nil
 }

@@ -186,6 +186,17 @@ func TestPlacementFlags(t *testing.T) {
 			}
 		})
 	}
+	// the same flags as values by name (a backend registry's way)
+	p, err := PlacementOf(map[string]string{"nodes": "a,b", "node-selector-client": "x=1", "tolerate": "k=v:NoExecute"})
+	if err != nil || p.Describe() != "--nodes a,b --node-selector-client x=1 --tolerate k=v:NoExecute" {
+		t.Errorf("PlacementOf: %q %v", p.Describe(), err)
+	}
+	if _, err := PlacementOf(map[string]string{"tolerate": "k"}); err == nil || !strings.Contains(err.Error(), "--tolerate k: toleration") {
+		t.Errorf("PlacementOf a bad toleration: %v", err)
+	}
+	if specs := PlacementSpecs(); len(specs) != len(placementFlags) || specs[0].Name != "nodes" || specs[0].Help == "" {
+		t.Errorf("PlacementSpecs %+v", specs)
+	}
 	if got, cz := TakeCrossZone([]string{"same-host", "cross-zone", "cross-host"}); !cz || strings.Join(got, ",") != "same-host,cross-host" {
 		t.Errorf("TakeCrossZone: %v %v", got, cz)
 	}
