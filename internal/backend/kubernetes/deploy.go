@@ -135,7 +135,6 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 	}
 
 	b.logf("building %s on kubernetes (namespace %s, nodes %s)", topo.Network, d.ns, d.nodeList())
-
 	t0 := time.Now()
 	if _, err := cl.Core.Namespaces().Create(ctx, d.namespaceObject(), metav1.CreateOptions{}); err != nil {
 		if apierrors.IsAlreadyExists(err) {
