@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
 )
 
 // BlockingWorkload is the name the blocking experiment's results carry.
@@ -96,6 +97,8 @@ func Blocking(w io.Writer, run *result.Run) {
 				med = s.Median
 			} else if len(a.diffs) == 1 {
 				lo, hi, ok = a.diffs[0]-a.diffCIs[0], a.diffs[0]+a.diffCIs[0], true
+			} else if l, h, m := stats.Interval(a.diffs, 0.95); m != stats.MethodNone {
+				lo, hi, ok = l, h, true // a file without summaries: as Summarize would
 			}
 			d = fmt.Sprintf("%+.0f", med)
 			if ok {
@@ -103,6 +106,8 @@ func Blocking(w io.Writer, run *result.Run) {
 				if lo <= 0 && hi >= 0 {
 					d = "?" + d
 				}
+			} else {
+				d = "?" + d // no interval: nothing shown
 			}
 		}
 		errs := ""
@@ -111,21 +116,38 @@ func Blocking(w io.Writer, run *result.Run) {
 		}
 		cd := "-"
 		if len(a.cdiffs) > 0 {
-			cd = fmt.Sprintf("%+.0f", median(a.cdiffs))
+			cd = connectDiff(a.cdiffs)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d%s\t%.0f (±%.0f)\t%s\t%.0f\t%s\t%.0f\n", k.Network, k.Placement, a.requests, errs,
 			median(a.means), median(a.ses), d, median(a.connects), cd, median(a.p99s)/1000)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "blocking: nginx's $upstream_header_time (connect, request, the backend's first byte); connect: $upstream_connect_time (vs baseline: the median over rounds).")
+	fmt.Fprintln(w, "blocking: nginx's $upstream_header_time (connect, request, the backend's first byte); connect: $upstream_connect_time (vs baseline: the median of the rounds' differences, with its 95% interval over rounds).")
 	fmt.Fprintln(w, "nginx logs whole milliseconds: the mean over many requests is the estimate (±SE), percentiles are whole ms.")
 	if rounds > 1 {
 		fmt.Fprintf(w, "vs baseline: the mean minus the baseline's in the same placement, paired by round: median of %d rounds, 95%% interval over rounds; ?: it spans 0, no difference shown either way\n", rounds)
 	} else {
 		fmt.Fprintln(w, "vs baseline: the mean minus the baseline's in the same placement, 95% interval from the round's requests; ?: it spans 0, no difference shown either way")
 	}
+	fmt.Fprintln(w, "no mark: differs (the interval clear of 0); ? undecided (it spans 0, or one round gave no interval); a difference in us has no minimum effect, so no equivalence is shown.")
 	if maxSat > 0 {
 		fmt.Fprintf(w, "warning: the client was saturated in %d of %d rounds (%.0f/s asked, %.0f/s sent in the last; requests went out late or waited for a free connection): the times include the queueing of a machine too busy for the load; lower --rate or stop other work\n",
 			maxSat, rounds, asked, clientRate)
 	}
+}
+
+// connectDiff is the connect time's difference to the baseline over the
+// rounds: their median, its 95 % interval over rounds, and "?" when the
+// interval spans 0 or there is none (one round).
+func connectDiff(diffs []float64) string {
+	d := fmt.Sprintf("%+.0f", median(diffs))
+	lo, hi, method := stats.Interval(diffs, 0.95)
+	if method == stats.MethodNone {
+		return "?" + d
+	}
+	d += fmt.Sprintf(" [%+.0f, %+.0f]", lo, hi)
+	if lo <= 0 && hi >= 0 {
+		d = "?" + d
+	}
+	return d
 }

@@ -573,7 +573,7 @@ func phaseRank(p string) int {
 // program them.
 func servicesSection(ins []Input) section {
 	sec := section{ID: "services", Title: "Service-count scaling per load balancer",
-		Intro: "Rate through one ClusterIP service while N services are programmed (mean over repeats); the pod-IP row (lb none) dials a backend directly and is drawn flat as the reference. The second chart is the time it took to program the N services on every node."}
+		Intro: "Rate through one ClusterIP service while N services are programmed (mean over repeats); the pod-IP row (lb none) dials a backend directly and is drawn flat as the reference. The ratio charts give each balancer's rate against the pod IP's (the geometric mean of the per-round ratios, with its 95 % interval), and the table under them each one's verdict: differs, equivalent (within ±5 %) or undecided. The last chart is the time it took to program the N services on every node."}
 	overlay := len(ins) > 1
 	type grp struct{ wl, style string }
 	var groups []grp
@@ -658,7 +658,12 @@ func servicesSection(ins []Input) section {
 		}
 		sec.Charts = append(sec.Charts, *c)
 	}
-	sec.Charts = append(sec.Charts, serviceRatios(ins)...)
+	ratios, verdicts := serviceRatios(ins)
+	sec.Charts = append(sec.Charts, ratios...)
+	if len(verdicts) > 0 {
+		sec.Tables = append(sec.Tables, htmlTable{Folded: true, Caption: "Each ratio to the pod IP, its 95 % interval and its verdict (the geometric mean of the per-round ratios)",
+			Head: []string{"run", "workload", "cell", "figure", "ratio [95 %]", "verdict", "rounds that would decide it"}, Rows: verdicts})
+	}
 	if len(syncOrder) > 0 {
 		sync = &chart{Kind: chartLines, Title: "time to program the services on every node", XLabel: "services", YLabel: "sync (s)"}
 		lo, hi := math.Inf(1), 0.0
@@ -857,10 +862,11 @@ func networksSection(ins []Input) section {
 
 // serviceRatios: per workload (and connection style), each load
 // balancer's ratio to the pod-IP row at each number of services, with its
-// interval, 1 marked.
-func serviceRatios(ins []Input) []chart {
+// interval, 1 marked; and each ratio's row of the verdicts' table.
+func serviceRatios(ins []Input) ([]chart, [][]string) {
 	overlay := len(ins) > 1
 	var out []*chart
+	var verdicts [][]string
 	byTitle := map[string]*chart{}
 	for _, in := range ins {
 		for _, s := range summarized(in.Run) {
@@ -886,13 +892,14 @@ func serviceRatios(ins []Input) []chart {
 			}
 			name := seriesName(in, overlay, fmt.Sprintf("%d services", k.Services))
 			addIntervalPoint(c, name, k.Network+" lb="+k.LB, v.Ratio, v.CILevel > 0 || v.CILow != 0 || v.CIHigh != 0, v.CILow, v.CIHigh)
+			verdicts = append(verdicts, verdictRow(in.Name, k.Workload, k.Network+" lb="+k.LB+" "+k.Step, f.Label, *v))
 		}
 	}
 	var cs []chart
 	for _, c := range out {
 		cs = append(cs, *c)
 	}
-	return cs
+	return cs, verdicts
 }
 
 // stepWithout drops the fields of a step label that start with prefix.

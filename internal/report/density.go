@@ -33,8 +33,9 @@ func densityOf(step string) int {
 // Density writes the density experiment: a row per network, placement
 // and figure, a column per count of idle pods a host carried (medians over
 // rounds), then the figure at the largest count against the smallest, the
-// median of the per-round ratios with its 95 % interval (paired by
-// round): what the network's cost does as its nodes fill.
+// geometric mean of the per-round ratios with its 95 % interval (paired by
+// round) and its verdict's mark: what the network's cost does as its nodes
+// fill.
 func Density(w io.Writer, run *result.Run) {
 	type rowKey struct {
 		network, placement, workload string
@@ -107,7 +108,8 @@ func Density(w io.Writer, run *result.Run) {
 	}
 	tw.Flush()
 	if len(counts) > 1 {
-		fmt.Fprintf(w, "%d vs %d: the figure beside %d idle pods a host over the same network's beside %d, the median of the rounds' ratios (paired by round) and its 95%% interval; ≈: not significant (paired t on log ratios, p<0.05 and ≥5%% effect)\n", hi, lo, hi, lo)
+		fmt.Fprintf(w, "%d vs %d: the figure beside %d idle pods a host over the same network's beside %d, the geometric mean of the rounds' ratios (paired by round, not the quotient of the medians shown) and its 95%% interval (paired t on log ratios);\n", hi, lo, hi, lo)
+		fmt.Fprintln(w, "no mark = differs (p<0.05 and the interval clear of [0.95, 1.05]), = equivalent (the whole interval inside it), ? undecided (neither shown; always so with one round)")
 	}
 }
 
@@ -129,12 +131,5 @@ func densityChange(byRound map[int]map[int]float64, lo, hi int, better result.Be
 	if !ok {
 		return "-"
 	}
-	s := fmt.Sprintf("%.2fx", c.Ratio)
-	if c.CILevel > 0 {
-		s += fmt.Sprintf(" [%.2f, %.2f]", c.CILow, c.CIHigh)
-	}
-	if !c.Significant {
-		s = "≈" + s
-	}
-	return s
+	return ratio(c)
 }

@@ -30,12 +30,13 @@ func medianCI(xs []float64) (m, lo, hi float64, ok bool) {
 // intervals), and the paired ratio with/without with its interval.
 func interferenceSection(ins []Input) section {
 	sec := section{ID: "interference", Title: "Interference: noisy neighbours",
-		Intro: "Each cell measured without and then with the neighbour pods in the same round. The first chart is the workload's main figure both ways (median over rounds, 95 % interval); the second the ratio with/without, paired by round, 1 = no effect."}
+		Intro: "Each cell measured without and then with the neighbour pods in the same round. The first chart is the workload's main figure both ways (median over rounds, 95 % interval); the second the ratio with/without, paired by round (the geometric mean of the per-round ratios), 1 = no effect; the table under them gives each ratio's verdict: differs, equivalent (within ±5 %) or undecided."}
 	overlay := len(ins) > 1
 	type grp struct{ wl, step string }
 	var groups []grp
 	abs := map[grp]*chart{}
 	ratio := map[grp]*chart{}
+	verdicts := htmlTable{Folded: true, Caption: "Each ratio with / without the neighbours, its 95 % interval and its verdict", Head: []string{"run", "workload", "cell", "figure", "ratio [95 %]", "verdict", "rounds that would decide it"}}
 	for _, in := range ins {
 		type acc struct {
 			quiet, noisy []float64
@@ -83,11 +84,15 @@ func interferenceSection(ins []Input) section {
 			addIntervalPoint(abs[g], seriesName(in, overlay, "with "+strings.TrimPrefix(k.Step, "neighbours=")), cat, m, ok, lo, hi)
 			if v := a.vs; v != nil {
 				addIntervalPoint(ratio[g], seriesName(in, overlay, "with / without"), cat, v.Ratio, v.CILevel > 0, v.CILow, v.CIHigh)
+				verdicts.Rows = append(verdicts.Rows, verdictRow(in.Name, k.Workload+" "+k.Step, cat, f.Label, *v))
 			}
 		}
 	}
 	for _, g := range groups {
 		sec.Charts = append(sec.Charts, *abs[g], *ratio[g])
+	}
+	if len(verdicts.Rows) > 0 {
+		sec.Tables = append(sec.Tables, verdicts)
 	}
 	return sec
 }

@@ -152,3 +152,36 @@ func TestNeighboursKeptVsBaseline(t *testing.T) {
 		t.Errorf("weave: want a significant 0.5 and cell CPU 1.20->0.60: %q", lines["weave"])
 	}
 }
+
+// TestInterferenceVerdictTable: the HTML interference section gives each
+// with/without ratio its verdict, as the comparison section does.
+func TestInterferenceVerdictTable(t *testing.T) {
+	mk := func(net string, vs result.Comparison) result.Result {
+		m := result.Metrics{ThroughputBps: result.F(0.8e9), Extra: map[string]float64{result.ExtraQuiet: 1e9}}
+		return result.Result{Network: net, Workload: "tcp_stream", Placement: "cross-host", Step: "neighbours=busy:5", Round: 1, Metrics: m, VsQuiet: &vs}
+	}
+	run := &result.Run{Results: []result.Result{
+		mk("weave", result.Comparison{Ratio: 0.8, CILow: 0.7, CIHigh: 0.9, CILevel: 0.95, P: 0.01, Alpha: 0.05, MinEffect: 0.05, Verdict: "differs", Direction: "worse"}),
+		mk("vxlan", result.Comparison{Ratio: 1.0, CILow: 0.97, CIHigh: 1.03, CILevel: 0.95, P: 0.9, Alpha: 0.05, MinEffect: 0.05, Verdict: "equivalent"}),
+		mk("bridge", result.Comparison{Ratio: 0.84, CILow: 0.73, CIHigh: 0.97, CILevel: 0.95, P: 0.035, Alpha: 0.05, MinEffect: 0.05, Verdict: "undecided", RoundsNeeded: 4}),
+	}}
+	sec := interferenceSection([]Input{{Name: "r", Run: run}})
+	if len(sec.Tables) != 1 {
+		t.Fatalf("%d tables, want the verdicts'", len(sec.Tables))
+	}
+	want := map[string][2]string{
+		"weave":  {"0.80x [0.70, 0.90]", "differs: worse"},
+		"vxlan":  {"=1.00x [0.97, 1.03]", "equivalent (within ±5 %)"},
+		"bridge": {"?0.84x [0.73, 0.97]", "undecided: not shown"},
+	}
+	for _, r := range sec.Tables[0].Rows {
+		net := strings.Fields(r[2])[0]
+		if w := want[net]; r[4] != w[0] || r[5] != w[1] {
+			t.Errorf("%s: %q %q, want %q %q", net, r[4], r[5], w[0], w[1])
+		}
+		delete(want, net)
+	}
+	if len(want) > 0 {
+		t.Errorf("no rows for %v", want)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
 )
 
 // pageRuns are stored real runs that together hold every kind of section:
@@ -316,4 +317,50 @@ func TestOldFilesRender(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestServicesVerdictTable: the services section's ratios to the pod IP
+// each have a row with the verdict stats gives them, as the comparison
+// section's ratios do.
+func TestServicesVerdictTable(t *testing.T) {
+	ins := readInputs(t, exampleRuns[1])
+	want := map[string]string{} // cell and figure -> verdict word
+	for _, s := range summarized(ins[0].Run) {
+		if f, ok := figureOf(s.Cell.Workload, s.Figure); ok && f.Ratio && s.Cell.LB != "" && s.Cell.Services > 0 && s.VsBaseline != nil {
+			want[s.Cell.Workload+"|"+s.Cell.Network+" lb="+s.Cell.LB+" "+s.Cell.Step+"|"+f.Label] = stats.VerdictOf(*s.VsBaseline)
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("the clusterip example has no service ratio to check")
+	}
+	var rows [][]string
+	for _, sec := range BuildPage(ins).Sections {
+		if sec.ID != "services" {
+			continue
+		}
+		for _, tb := range sec.Tables {
+			if strings.Contains(tb.Caption, "verdict") {
+				rows = append(rows, tb.Rows...)
+			}
+		}
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d verdict rows in the services section, want %d", len(rows), len(want))
+	}
+	for _, r := range rows {
+		w, ok := want[r[1]+"|"+r[2]+"|"+r[3]]
+		if !ok || !strings.HasPrefix(r[5], w) || r[4] != ratio(*summaryOf(ins[0].Run, r)) {
+			t.Errorf("row %q: want verdict %q", r, w)
+		}
+	}
+}
+
+// summaryOf finds the comparison a services verdict row is about.
+func summaryOf(run *result.Run, row []string) *result.Comparison {
+	for _, s := range summarized(run) {
+		if f, ok := figureOf(s.Cell.Workload, s.Figure); ok && s.Cell.Workload == row[1] && s.Cell.Network+" lb="+s.Cell.LB+" "+s.Cell.Step == row[2] && f.Label == row[3] && s.VsBaseline != nil {
+			return s.VsBaseline
+		}
+	}
+	return &result.Comparison{}
 }

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -54,36 +55,43 @@ func shortName(wl string) string {
 }
 
 type svcRow struct {
-	network, lb string
-	services    int
+	network, placement, lb string
+	services               int
 }
 
 // Services writes the ClusterIP study's table (seed 003) when the run has
-// service results: per network, load balancer and number of services, the
-// time it took to program them, the rate of each workload with its %
-// difference to iptables and to ipvs (same network and service count; the
-// pod-IP reference against the smallest count), and tcp_crr's median
-// transaction time for the workloads that declare it dominated by the
-// connect (tcp_crr).
+// service results: per network (and placement, when the run has several),
+// load balancer and number of services, the time it took to program them,
+// the rate of each workload (medians over rounds) with its paired ratio to
+// iptables and to ipvs (same network, placement and service count; the
+// pod-IP reference against the smallest count), with its interval and its
+// verdict's mark as in the main table, and tcp_crr's median transaction
+// time for the workloads that declare it dominated by the connect
+// (tcp_crr).
 func Services(w io.Writer, run *result.Run) {
 	var rows []svcRow
 	seenRow := map[svcRow]bool{}
 	var measures []svcMeasure
 	seenM := map[svcMeasure]bool{}
 	rate := map[svcRow]map[svcMeasure][]float64{}
+	cellOf := map[svcRow]map[svcMeasure]result.CellKey{}
 	crrP50 := map[svcRow][]float64{}
 	syncS := map[svcRow][]float64{}
-	var netOrder, lbOrder []string
+	var netOrder, lbOrder, placements []string
 	hasIPVS := false
 	for _, r := range run.Results {
 		if r.LB == "" || r.Error != "" || r.Metrics.TransactionsPerS == nil {
 			continue
 		}
-		k := svcRow{r.Network, r.LB, r.Services}
+		k := svcRow{r.Network, r.Placement, r.LB, r.Services}
 		if !seenRow[k] {
 			seenRow[k] = true
 			rows = append(rows, k)
 			rate[k] = map[svcMeasure][]float64{}
+			cellOf[k] = map[svcMeasure]result.CellKey{}
+			if !contains(placements, r.Placement) {
+				placements = append(placements, r.Placement)
+			}
 			if !contains(netOrder, r.Network) {
 				netOrder = append(netOrder, r.Network)
 			}
@@ -98,6 +106,9 @@ func Services(w io.Writer, run *result.Run) {
 			measures = append(measures, m)
 		}
 		rate[k][m] = append(rate[k][m], *r.Metrics.TransactionsPerS)
+		if _, ok := cellOf[k][m]; !ok {
+			cellOf[k][m] = r.Key()
+		}
 		if m.conn.ConnectBound {
 			if v, ok := r.Metrics.LatencyUs["p50"]; ok {
 				crrP50[k] = append(crrP50[k], v)
@@ -123,6 +134,9 @@ func Services(w io.Writer, run *result.Run) {
 		if a.network != b.network {
 			return idx(netOrder, a.network) < idx(netOrder, b.network)
 		}
+		if a.placement != b.placement {
+			return placementOrder(a.placement) < placementOrder(b.placement)
+		}
 		if a.lb != b.lb {
 			return idx(lbOrder, a.lb) < idx(lbOrder, b.lb)
 		}
@@ -136,18 +150,18 @@ func Services(w io.Writer, run *result.Run) {
 	// count for the pod-IP row, which has none)
 	refRow := func(k svcRow, lb string) (svcRow, bool) {
 		if k.services > 0 {
-			r := svcRow{k.network, lb, k.services}
+			r := svcRow{k.network, k.placement, lb, k.services}
 			return r, seenRow[r]
 		}
 		best, ok := svcRow{}, false
 		for _, r := range rows {
-			if r.network == k.network && r.lb == lb && (!ok || r.services < best.services) {
+			if r.network == k.network && r.placement == k.placement && r.lb == lb && (!ok || r.services < best.services) {
 				best, ok = r, true
 			}
 		}
 		return best, ok
 	}
-	fmt.Fprintf(w, "\n== ClusterIP services (seed 003): rate through the service, %% vs %s ==\n", strings.Join(refs, " and vs "))
+	fmt.Fprintf(w, "\n== ClusterIP services (seed 003): rate through the service, paired ratio vs %s ==\n", strings.Join(refs, " and vs "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"network", "lb", "services", "sync s"}
 	for _, m := range measures {
@@ -165,12 +179,16 @@ func Services(w io.Writer, run *result.Run) {
 		if k.lb == result.ReferenceLB {
 			lb, n = "none (pod IP)", "-"
 		}
-		row := []string{k.network, lb, n, "-"}
-		if v, ok := avg(syncS[k]); ok {
+		net := k.network
+		if len(placements) > 1 {
+			net += " " + k.placement
+		}
+		row := []string{net, lb, n, "-"}
+		if v, ok := med(syncS[k]); ok {
 			row[3] = fmt.Sprintf("%.3f", v)
 		}
 		for _, m := range measures {
-			v, ok := avg(rate[k][m])
+			v, ok := med(rate[k][m])
 			if !ok {
 				row = append(row, "-")
 			} else {
@@ -179,14 +197,16 @@ func Services(w io.Writer, run *result.Run) {
 			for _, ref := range refs {
 				cell := "-"
 				if rr, found := refRow(k, ref); ok && found && rr != k {
-					if b, ok := avg(rate[rr][m]); ok && b > 0 {
-						cell = fmt.Sprintf("%+.0f%%", 100*(v/b-1))
+					if ck, ok := cellOf[rr][m]; ok {
+						if c, ok := stats.CompareCells(run.Results, cellOf[k][m], ck, result.FigTransactions, stats.Default); ok {
+							cell = ratio(c)
+						}
 					}
 				}
 				row = append(row, cell)
 			}
 			if m.conn.ConnectBound {
-				if p, ok := avg(crrP50[k]); ok {
+				if p, ok := med(crrP50[k]); ok {
 					row = append(row, usec(p))
 				} else {
 					row = append(row, "-")
@@ -196,7 +216,18 @@ func Services(w io.Writer, run *result.Run) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "short = a new connection per request, long = one kept-alive connection; sync s = time to program that many services on every node.")
+	fmt.Fprintln(w, "short = a new connection per request, long = one kept-alive connection; sync s = time to program that many services on every node;")
+	fmt.Fprintln(w, "figures are medians over rounds. vs LB: the paired ratio to that load balancer's row (the geometric mean of the per-round")
+	fmt.Fprintln(w, "ratios, not the quotient of the two rates shown), its 95% interval, and its verdict's mark: no mark = differs")
+	fmt.Fprintln(w, "(p<0.05 and the interval clear of [0.95, 1.05]), = equivalent (the whole interval inside it), ? undecided (neither shown; always so with one round).")
+}
+
+// med is the median of vs; ok is false when there are none.
+func med(vs []float64) (float64, bool) {
+	if len(vs) == 0 {
+		return 0, false
+	}
+	return median(vs), true
 }
 
 func avg(vs []float64) (float64, bool) {

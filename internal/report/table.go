@@ -187,7 +187,7 @@ func Table(w io.Writer, run *result.Run) {
 		legend(w, run)
 	} else {
 		fmt.Fprintln(w, "(x) is the ratio of the mean to the baseline's in the same placement, with no rounds to pair and no test:")
-		fmt.Fprintln(w, "every ratio is ? undecided; above 1 is more throughput or transactions.")
+		fmt.Fprintln(w, "every ratio is ? undecided; above 1 is more of the figure (more throughput or transactions; for a time, slower).")
 	}
 	// last, where a reader finishing the page sees them
 	for _, m := range run.Warnings {
@@ -240,6 +240,12 @@ func legend(w io.Writer, run *result.Run) {
 	if level == 0 {
 		level = 0.95
 	}
+	if n >= 2 && c == nil {
+		// rounds, but no cell with a baseline to pair with: no (x) at all
+		fmt.Fprintf(w, "figures are medians over %d rounds; no cell has a baseline in its placement to be paired with, so no (x) ratio.\n", n)
+		noise(w, run)
+		return
+	}
 	if n < 2 || c == nil {
 		fmt.Fprintln(w, "one round: (x) is the ratio to baseline in the same placement (cell ÷ baseline in that round), with no")
 		fmt.Fprintln(w, "interval and no test, so every ratio is ? undecided (run --repeat 3 or more for intervals and verdicts).")
@@ -249,7 +255,7 @@ func legend(w io.Writer, run *result.Run) {
 	e := 100 * c.MinEffect
 	fmt.Fprintf(w, "figures are medians over %d rounds. (x) is the paired ratio to baseline in the same placement: the geometric\n", n)
 	fmt.Fprintln(w, "mean of the per-round ratios (cell ÷ baseline of the same round), not the quotient of the two medians shown;")
-	fmt.Fprintf(w, "[lo, hi] is its %g%% interval (%s); above 1 is more throughput or transactions.\n", 100*level, c.Test)
+	fmt.Fprintf(w, "[lo, hi] is its %g%% interval (%s); above 1 is more of the figure (for a time, slower).\n", 100*level, c.Test)
 	fmt.Fprintf(w, "verdicts (p<%g, minimum effect %g %%): no mark = differs (the interval clear of [%.2f, %.2f]); = equivalent\n", c.Alpha, e, 1-c.MinEffect, 1+c.MinEffect)
 	fmt.Fprintf(w, "(the whole interval inside [%.2f, %.2f]); ? undecided: neither a difference nor an equivalence is shown.\n", 1-c.MinEffect, 1+c.MinEffect)
 	if d := toDecide(run); d != "" {
@@ -294,9 +300,14 @@ func toDecide(run *result.Run) string {
 func noise(w io.Writer, run *result.Run) {
 	defer speedLegend(w, run)
 	var parts []string
+	whose := "baseline's"
 	for _, s := range stats.NoiseSummaries(run.Summaries, FiguresOf) {
 		// the step too: a sweep's reference cells differ only by it
 		cell := s.Cell.Workload + " " + s.Cell.Placement
+		if _, ref := stats.Reference(s.Cell); ref {
+			// no reference cell in the run: every cell's, named
+			whose, cell = "the cells'", s.Cell.Network+" "+cell
+		}
 		if s.Cell.Step != "" {
 			cell += " " + s.Cell.Step
 		}
@@ -305,7 +316,7 @@ func noise(w io.Writer, run *result.Run) {
 	if len(parts) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "noise: baseline's spread between rounds (CV, and its %g%% upper bound): %s (warned when a bound is above %g%%)\n", 100*stats.CVLevel, strings.Join(parts, ", "), 100*stats.NoisyCV)
+	fmt.Fprintf(w, "noise: %s spread between rounds (CV, and its %g%% upper bound): %s (warned when a bound is above %g%%)\n", whose, 100*stats.CVLevel, strings.Join(parts, ", "), 100*stats.NoisyCV)
 }
 
 // summaryLabel is the label of a summary's figure ("trans/s").
