@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Side-by-side benchmarks of cnperf's load engine (docs/perf.md), as root:
+# Side-by-side benchmarks of cnperf's load engine (docs/perf.md), as root.
+# The three head-to-head ratios of issue 26 (http_qps / wrk, tcp_rr /
+# sockperf, tcp_stream / iperf3, on loopback and on a lab path, one run)
+# are scripts/bench-engine.sh; this script adds the open loop and pacing:
 #  1. closed loop against nginx across a host-gw lab path: cnperf http_qps
 #     vs wrk, same connections and threads, rounds interleaved; requests/s
 #     and client CPU per request (user+sys of the client process); the

@@ -161,7 +161,7 @@ var badInputs = []struct {
 	{[]string{"load", "pace", "--rate", "10k"}, "positive whole numbers"},
 	{[]string{"load", "pace", "--rate", "1000", "--threads", "0"}, "must be positive"},
 	{[]string{"load", "serve"}, "name the server"},
-	{[]string{"load", "serve", "nope"}, "use http, tcp or nginx"},
+	{[]string{"load", "serve", "nope"}, "use http, tcp, nginx, tcp_rr or tcp_stream"},
 	// experiment flags nothing selected would use
 	{[]string{"run", "--networks", "host", "--workloads", "http_rate", "--neighbours", "busy:2"}, "--neighbours applies to"},
 	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--neighbours", "busy:2", "--parallel", "2"}, "cannot be combined with --neighbours"},
@@ -223,6 +223,16 @@ var badInputs = []struct {
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--image-pull-secret", "Bad Name"}, "--image-pull-secret \"Bad Name\": use NAME or NAMESPACE/NAME"},
 	{[]string{"image", "push"}, "push where? use `cnperf image push REGISTRY/REPOSITORY:TAG`"},
 	{[]string{"image", "frobnicate"}, `unknown image command "frobnicate"; use`},
+	// issue 27: every output path checked before any work
+	{[]string{"run", "--networks", "host", "--csv", "/etc/hostname"}, "--csv /etc/hostname: not a folder"},
+	{[]string{"run", "--networks", "host", "--openmetrics", "OUT/no/m.prom"}, "does not exist"},
+	{[]string{"run", "--networks", "host", "--ndjson", "/proc/x.ndjson"}, "cannot write under /proc"},
+	{[]string{"report", "../../internal/report/testdata/summaries.json", "--csv", "/etc/hostname"}, "--csv /etc/hostname: not a folder"},
+	{[]string{"report", "../../internal/report/testdata/summaries.json", "--openmetrics", "OUT"}, "not a regular file"},
+	{[]string{"report", "../../internal/report/testdata/summaries.json", "--ndjson", "OUT/no/x.ndjson"}, "does not exist"},
+	{[]string{"report", "../../internal/report/testdata/summaries.json", "--hgrm", "/etc/hostname"}, "--hgrm /etc/hostname: not a folder"},
+	{[]string{"compare", "../../internal/report/testdata/summaries.json", "../../internal/report/testdata/summaries.json", "--json", "OUT/no/c.json"}, "--json"},
+	{[]string{"compare", "../../internal/report/testdata/summaries.json", "../../internal/report/testdata/summaries.json", "--fail-on-regression", "10", "--junit", "/proc/gate.xml"}, "cannot write under /proc"},
 }
 
 // fixHint is how a message names its fix: what to use, give, choose,

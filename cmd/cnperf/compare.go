@@ -96,6 +96,15 @@ func compareMain(args []string, stdout io.Writer) error {
 	if limit < 0 && (*junit != "" || *allowUndecided) {
 		return usage("--junit and --allow-undecided go with --fail-on-regression PCT, the limit the gate judges against: add e.g. --fail-on-regression 10")
 	}
+	// before any work: a bad path found after the comparison is printed
+	// would fail a CI job whose gate passed
+	for _, o := range []struct{ flag, path, example string }{{"--json", *jsonOut, "compare.json"}, {"--junit", *junit, "gate.xml"}} {
+		if o.path != "" {
+			if err := report.CheckOutFile(o.flag, o.path, o.example); err != nil {
+				return usage("%v", err)
+			}
+		}
+	}
 	var runs [2]*result.Run
 	for i, f := range files {
 		r, err := readRun(f)

@@ -89,7 +89,9 @@ func TestCompare(t *testing.T) {
 		{name: "negative PCT", args: []string{oldPath, newPath, "--fail-on-regression", "-5"}, err: "want a percentage", exit: 2},
 		{name: "junit without a limit", args: []string{oldPath, newPath, "--junit", filepath.Join(dir, "j.xml")}, err: "--junit and --allow-undecided go with --fail-on-regression PCT", exit: 2},
 		{name: "unknown flag", args: []string{oldPath, newPath, "--pct", "5"}, err: "see `cnperf compare -h`", exit: 2},
-		{name: "unwritable json", args: []string{oldPath, newPath, "--json", filepath.Join(dir, "no", "such", "dir.json")}, err: "--json:"},
+		// refused before the comparison is printed, as usage
+		{name: "unwritable json", args: []string{oldPath, newPath, "--json", filepath.Join(dir, "no", "such", "dir.json")}, err: "such does not exist; create it first", exit: 2},
+		{name: "junit under /proc", args: []string{oldPath, newPath, "--fail-on-regression", "10", "--junit", "/proc/gate.xml"}, err: "--junit /proc/gate.xml: cannot write under /proc", exit: 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -107,6 +109,9 @@ func TestCompare(t *testing.T) {
 			default:
 				if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n") {
 					t.Fatalf("err %q, want one line containing %q", err, c.err)
+				}
+				if c.exit == 2 && buf.Len() > 0 {
+					t.Errorf("a usage error printed %d bytes before failing", buf.Len())
 				}
 				var ec exitCode
 				errors.As(err, &ec)

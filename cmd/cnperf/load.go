@@ -26,7 +26,8 @@ import (
 )
 
 const loadUsage = `usage: cnperf load http_rate|http_qps|tcp_rate URL-or-ADDR [flags]
-       cnperf load serve http|tcp|nginx [--port 8080] [--response-size 350] [--message-size 16]
+       cnperf load tcp_rr|tcp_stream HOST:PORT [--message-size N] [--duration 5s]
+       cnperf load serve http|tcp|nginx|tcp_rr|tcp_stream [--port 8080] [--response-size 350] [--message-size 16]
        cnperf load pace --rate 10000,50000 [--threads 1] [--duration 2s]   (the platform's floor)
 
 Runs cnperf's load engine against any server, outside a lab:
@@ -35,6 +36,8 @@ Runs cnperf's load engine against any server, outside a lab:
   cnperf load http_qps http://127.0.0.1:8080/ --connections 64 --threads 2
   cnperf load tcp_rate 127.0.0.1:5001 --rate 1000 --message-size 16
   cnperf load tcp_rate 127.0.0.1:11111 --rate 1000 --payload sockperf   (a sockperf server)
+  cnperf load tcp_rr 127.0.0.1:5001 --message-size 16          (against cnperf load serve tcp_rr)
+  cnperf load tcp_stream 127.0.0.1:5002 --message-size 131072  (against cnperf load serve tcp_stream)
 and serves cnperf's built-in fixed-size server (or nginx, configured as the
 study did) for other tools to be measured against.`
 
@@ -54,6 +57,11 @@ func loadWorkloads() []string {
 
 func isLoadWorkload(name string) bool { return slices.Contains(loadWorkloads(), name) }
 
+// plainLoadWorkloads run once, as a client of `cnperf load serve NAME`: the
+// engine's other halves, to be held against sockperf and iperf3 outside a
+// lab (scripts/bench-load.sh).
+var plainLoadWorkloads = []string{"tcp_rr", "tcp_stream"}
+
 func cmdLoad(args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Println(loadUsage)
@@ -69,8 +77,8 @@ func cmdLoad(args []string) error {
 		return cmdLoadPace(args[1:])
 	}
 	name := args[0]
-	if !isLoadWorkload(name) {
-		return fmt.Errorf("workload %q; use one of %s", name, strings.Join(loadWorkloads(), ", "))
+	if !isLoadWorkload(name) && !slices.Contains(plainLoadWorkloads, name) {
+		return fmt.Errorf("workload %q; use one of %s", name, strings.Join(append(loadWorkloads(), plainLoadWorkloads...), ", "))
 	}
 	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
 		return fmt.Errorf("name the target: cnperf load %s http://HOST:PORT/PATH (tcp_rate: HOST:PORT)", name)
@@ -78,7 +86,7 @@ func cmdLoad(args []string) error {
 	target := args[1]
 	fs := newFlags("load " + name)
 	duration := fs.Duration("duration", 5*time.Second, "length of each step")
-	msgSize := fs.Int("message-size", 0, "tcp_rate request size in bytes (default 16)")
+	msgSize := fs.Int("message-size", 0, "tcp_rate, tcp_rr request size, tcp_stream write size, in bytes (defaults 16, 16, 256)")
 	jsonOut := fs.String("json", "", "also write the results as cnperf/run/v1 JSON to this file")
 	hgrm := fs.String("hgrm", "", "write each step's latency distribution as HdrHistogram .hgrm files into this folder")
 	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
@@ -250,13 +258,35 @@ func loadStep(ctx context.Context, w workload.Workload, p workload.Params, addr 
 		res.Error = err.Error()
 		return res, err
 	}
-	m, h, err := w.Metrics(p, rep, workload.Report{})
+	srv := workload.Report{}
+	if workload.IsBulk(w) {
+		// the client sent it all and waited for the server to read it
+		// (tcp_stream): what it sent is what was received
+		srv = rep
+	}
+	m, h, err := w.Metrics(p, rep, srv)
 	if err != nil {
 		res.Error = err.Error()
 		return res, err
 	}
 	m.ClientCPUSPerS = result.F(rep.CPUSeconds / p.Duration.Seconds())
 	res.Metrics, res.Histogram = m, h
+	if workload.IsBulk(w) {
+		fmt.Printf("  %.3f Gbit/s: %d bytes in %.3f s, %d writes of %d B\n", *m.ThroughputBps/1e9, rep.Bytes, rep.Seconds, rep.Messages, p.MessageSize)
+		if rep.Bytes > 0 {
+			fmt.Printf("  client CPU: %.2f s/s, %.4f ns per byte\n", rep.CPUSeconds/rep.Seconds, rep.CPUSeconds/float64(rep.Bytes)*1e9)
+		}
+		return res, nil
+	}
+	if !isLoadWorkload(w.Name()) { // tcp_rr: one transaction in flight
+		l := m.LatencyUs
+		fmt.Printf("  %.0f transactions/s: %d in %.3f s, %d errors\n", *m.TransactionsPerS, rep.Transactions, rep.Seconds, rep.Errors)
+		fmt.Printf("  latency (us): p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n", l["p50"], l["p90"], l["p99"], l["p99.9"], l["max"])
+		if rep.Transactions > 0 {
+			fmt.Printf("  client CPU: %.2f s/s, %.2f us per transaction\n", rep.CPUSeconds/rep.Seconds, rep.CPUSeconds/float64(rep.Transactions)*1e6)
+		}
+		return res, nil
+	}
 	report.LoadStep(os.Stdout, res, rep.CPUSeconds)
 	return res, nil
 }
@@ -271,13 +301,13 @@ func cpuTime() float64 {
 
 func cmdLoadServe(args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return errors.New("name the server: cnperf load serve http|tcp|nginx [--port 8080]")
+		return errors.New("name the server: cnperf load serve http|tcp|nginx|tcp_rr|tcp_stream [--port 8080]")
 	}
 	kind := args[0]
 	fs := newFlags("load serve " + kind)
 	port := fs.Int("port", 8080, "TCP port to listen on")
 	size := fs.Int("response-size", 350, "response bytes on the wire (http, nginx: headers count 250 of them)")
-	msg := fs.Int("message-size", 16, "tcp: request size in bytes")
+	msg := fs.Int("message-size", 16, "tcp, tcp_rr: request size in bytes")
 	duration := fs.Duration("duration", time.Hour, "stop after this long")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
@@ -318,8 +348,24 @@ func cmdLoadServe(args []string) error {
 		fmt.Printf("serving nginx (pid %d) on :%d, config %s/nginx.conf; Ctrl-C stops\n", s.PID(), *port, dir)
 		<-ctx.Done()
 		s.Stop()
+	case "tcp_rr", "tcp_stream":
+		// the workload's own server half, as the agent runs it in a lab
+		w, err := workload.Get(kind)
+		if err != nil {
+			return err
+		}
+		p := workload.Params{Port: *port, MessageSize: *msg, Duration: *duration, Extra: map[string]string{}}
+		w.Defaults(&p)
+		p.MessageSize = *msg
+		if err := w.Validate(p); err != nil {
+			return err
+		}
+		_, err = w.Serve(ctx, p, func() {
+			fmt.Printf("serving %s on :%d (%d B messages); Ctrl-C stops\n", kind, *port, p.MessageSize)
+		})
+		return err
 	default:
-		return fmt.Errorf("server %q; use http, tcp or nginx", kind)
+		return fmt.Errorf("server %q; use http, tcp, nginx, tcp_rr or tcp_stream", kind)
 	}
 	return nil
 }

@@ -2,11 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/pmqos"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 func TestHoldCPULatency(t *testing.T) {
@@ -58,5 +64,63 @@ func TestHoldCPULatency(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoadPlainWorkloads runs `cnperf load tcp_rr|tcp_stream` against the
+// workload's own server half (what `cnperf load serve NAME` runs) and checks
+// that the figures bench-load.sh reads are printed and plausible.
+func TestLoadPlainWorkloads(t *testing.T) {
+	cases := []struct {
+		name, size string
+		want       []string
+	}{
+		{"tcp_rr", "16", []string{"transactions/s:", "latency (us): p50", "p99", "us per transaction"}},
+		{"tcp_stream", "65536", []string{"Gbit/s:", "writes of 65536 B", "ns per byte"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := net.Listen("tcp4", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			port := l.Addr().(*net.TCPAddr).Port
+			l.Close()
+			w, err := workload.Get(c.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size, _ := strconv.Atoi(c.size)
+			p := workload.Params{Port: port, MessageSize: size, Duration: time.Second}
+			ctx, cancel := context.WithCancel(context.Background())
+			ready := make(chan struct{})
+			served := make(chan error, 1)
+			go func() {
+				_, err := w.Serve(ctx, p, func() { close(ready) })
+				served <- err
+			}()
+			select {
+			case <-ready:
+			case err := <-served:
+				t.Fatalf("server: %v", err)
+			}
+			out, err := stdout(t, func() error {
+				return cmdLoad([]string{c.name, fmt.Sprintf("127.0.0.1:%d", port), "--duration", "300ms",
+					"--message-size", c.size, "--cpu-latency", "off"})
+			})
+			cancel()
+			<-served
+			if err != nil {
+				t.Fatalf("cnperf load %s: %v\n%s", c.name, err, out)
+			}
+			for _, s := range c.want {
+				if !strings.Contains(out, s) {
+					t.Errorf("output lacks %q:\n%s", s, out)
+				}
+			}
+		})
+	}
+	if err := cmdLoad([]string{"udp_rr", "127.0.0.1:9"}); err == nil || !strings.Contains(err.Error(), "tcp_rr, tcp_stream") {
+		t.Errorf("udp_rr: err = %v, want the list of workloads", err)
 	}
 }

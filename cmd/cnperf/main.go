@@ -87,6 +87,9 @@ func main() {
 				if errors.As(err, &ec) {
 					os.Exit(int(ec))
 				}
+				if errors.As(err, new(usageError)) {
+					os.Exit(2)
+				}
 				os.Exit(1)
 			}
 			return

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -32,8 +30,12 @@ import (
 func cmdNetworks(args []string) error {
 	fs := newFlags("networks")
 	verbose := fs.Bool("v", false, "also list each network's options (--mode-opt key=value)")
+	asJSON := fs.Bool("json", false, "print the list as JSON (cnperf/networks/v1): every network, whether this machine can build it, its options")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *asJSON {
+		return networksJSON(os.Stdout)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "network\tplacements\there\tdescription")
@@ -83,8 +85,12 @@ func writeNetworkOptions(w io.Writer) {
 func cmdWorkloads(args []string) error {
 	fs := newFlags("workloads")
 	verbose := fs.Bool("v", false, "also each workload's options (its flags) and the figures it reports")
+	asJSON := fs.Bool("json", false, "print the list as JSON (cnperf/workloads/v1): every workload and measure, its figures (which way is better), its options")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *asJSON {
+		return workloadsJSON(os.Stdout)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "workload\tproto\tdefault size\tdescription")
@@ -125,8 +131,11 @@ func cmdReport(args []string) error {
 	fs := newFlags("report FILE...")
 	hgrm := fs.String("hgrm", "", "also write every result's latency distribution as HdrHistogram .hgrm text into this folder")
 	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: A:B (e.g. tcp_stream:iperf3_tcp)")
-	html := fs.String("html", "", "also write a self-contained HTML page with the charts (several files are overlaid)")
-	csvDir := fs.String("csv", "", "also write one CSV per kind of record (results per workload, summaries, skipped, environment) into this folder")
+	var out report.Outputs
+	fs.StringVar(&out.HTML, "html", "", "also write a self-contained HTML page with the charts (several files are overlaid)")
+	fs.StringVar(&out.CSV, "csv", "", "also write one CSV per kind of record (results, params, summaries, skipped, environment; fixed columns, docs/results.md) into this folder")
+	fs.StringVar(&out.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text (one sample per cell and figure) into this file")
+	fs.StringVar(&out.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request (one document per cell and figure) into this file")
 	pool := fs.Bool("pool", false, "pool the rounds of the same cells across the files into one run (each file's rounds renumbered after the previous file's; cells paired by round within each file only) and recompute every verdict")
 	var paths []string
 	rest := args
@@ -139,9 +148,12 @@ func cmdReport(args []string) error {
 	if len(paths) == 0 {
 		return fmt.Errorf("name a results file: cnperf report cnperf-results/run-....json")
 	}
-	if *html != "" {
-		if err := checkOutFile("--html", *html); err != nil {
-			return err
+	if err := out.Check(); err != nil {
+		return usageError{err}
+	}
+	if *hgrm != "" {
+		if err := report.CheckOutDir("--hgrm", *hgrm); err != nil {
+			return usageError{err}
 		}
 	}
 	ins, err := readRuns(paths)
@@ -191,7 +203,7 @@ func cmdReport(args []string) error {
 			fmt.Printf("wrote %d .hgrm files to %s\n", len(files), *hgrm)
 		}
 	}
-	return writeOutputs(*html, *csvDir, ins)
+	return writeOutputs(out, ins)
 }
 
 // readRuns reads run files; a missing one is named with the fix.
@@ -210,41 +222,20 @@ func readRuns(paths []string) ([]report.Input, error) {
 	return ins, nil
 }
 
-// writeOutputs writes the HTML page and the CSV files of `report` and
-// `run` when asked for.
-func writeOutputs(html, csvDir string, ins []report.Input) error {
-	if html != "" {
-		var b bytes.Buffer
-		if err := report.HTML(&b, ins); err != nil {
-			return err
-		}
-		if err := os.WriteFile(html, b.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("--html %s: %v; choose a file in a writable folder", html, err)
-		}
-		fmt.Printf("html: %s\n", html)
+// writeOutputs writes the files of `report` and `run` that were asked for
+// (--html, --csv, --openmetrics, --ndjson).
+func writeOutputs(out report.Outputs, ins []report.Input) error {
+	lines, err := out.Write(ins)
+	for _, l := range lines {
+		fmt.Println(l)
 	}
-	if csvDir != "" {
-		files, err := report.WriteCSV(csvDir, ins)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("csv: %d files in %s\n", len(files), csvDir)
-	}
-	return nil
+	return err
 }
 
-// checkOutFile refuses, before any work, an output path whose folder does
-// not exist or that is not a regular file.
-func checkOutFile(flagName, path string) error {
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("%s %s: folder %s does not exist; create it first or choose another path", flagName, path, dir)
-	}
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return fmt.Errorf("%s %s: not a regular file; choose a file path such as report.html", flagName, path)
-	}
-	return nil
-}
+// usageError is a bad argument found before any work: exit 2.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 func cmdClean(args []string) error {
 	fs := newFlags("clean")
@@ -273,6 +264,7 @@ func cmdClean(args []string) error {
 		return fmt.Errorf("needs root to delete network namespaces; run it as root")
 	}
 	removed, err := lab.CleanRun(*id, *force)
+	cleanStaleLocks() // runs killed with -9: their results locks, held by no one
 	for _, r := range removed {
 		fmt.Printf("removed run %s: %d namespaces\n", r.ID, len(r.Namespaces))
 		if cerr := ebpfsock.CleanCgroup(r.ID); cerr != nil && err == nil {
@@ -368,8 +360,12 @@ func cmdAgent(args []string) error {
 
 func cmdSuites(args []string) error {
 	fs := newFlags("suites")
+	asJSON := fs.Bool("json", false, "print the list as JSON (cnperf/suites/v1): every suite, its workloads, networks, rounds and cells")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *asJSON {
+		return suitesJSON(os.Stdout)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "suite\tworkloads\tdescription\tsource")

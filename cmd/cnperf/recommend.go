@@ -274,6 +274,9 @@ func (mp measurePlan) measure() (*result.Run, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if err := preflightFor(setup.plan.BackendName); err != nil {
+		return nil, "", err // before the default results folder is made
+	}
 	if setup.out == "" {
 		setup.out = defaultRecommendOut(mp.profile)
 	}

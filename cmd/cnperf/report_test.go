@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -246,9 +248,48 @@ func TestReportHTMLAndCSV(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "Start-up phases") || !strings.Contains(string(b), "Comparison with the baseline") {
 		t.Errorf("page: %v", err)
 	}
-	for _, f := range []string{"results-startup.csv", "results-tcp_rr.csv", "summaries.csv", "environment.csv"} {
+	for _, f := range []string{"results.csv", "params.csv", "summaries.csv", "skipped.csv", "environment.csv"} {
 		if _, err := os.Stat(filepath.Join(csvDir, f)); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestReportExports: `cnperf report --openmetrics --ndjson` writes both
+// files; a bad output path exits 2 with one line and prints no table
+// (it is found before the work, not after).
+func TestReportExports(t *testing.T) {
+	dir := t.TempDir()
+	om, nd := filepath.Join(dir, "m.prom"), filepath.Join(dir, "d.ndjson")
+	out, err := stdout(t, func() error {
+		return cmdReport([]string{filepath.Join(runFiles, "summaries.json"), "--openmetrics", om, "--ndjson", nd})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{om, nd} {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 || !strings.Contains(out, f) {
+			t.Errorf("%s: %v, not named in the output", f, err)
+		}
+	}
+	bin := cnperf(t)
+	for _, args := range [][]string{
+		{"--csv", "/etc/hostname"},
+		{"--openmetrics", filepath.Join(dir, "no", "m.prom")},
+		{"--ndjson", dir},
+		{"--html", filepath.Join(dir, "no", "r.html")},
+		{"--hgrm", "/etc/hostname"},
+	} {
+		cmd := exec.Command(bin, append([]string{"report", filepath.Join(runFiles, "summaries.json")}, args...)...)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("%v: %v, want exit 2", args, err)
+		}
+		if o.Len() > 0 || strings.Count(strings.TrimSpace(e.String()), "\n") > 0 || !strings.Contains(e.String(), args[0]) {
+			t.Errorf("%v: stdout %q, stderr %q: want nothing on stdout and one line naming %s", args, o.String(), e.String(), args[0])
 		}
 	}
 }

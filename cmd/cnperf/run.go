@@ -142,9 +142,10 @@ type runSetup struct {
 	backend    runner.Placer // the backends --backend names, to check networks against
 	networks   string        // --networks as given
 	out        string
-	html, csv  string // --html, --csv
+	outputs    report.Outputs // --html, --csv, --openmetrics, --ndjson
 	cpuLatency string
 	quiet      bool
+	force      bool // --force: --out may replace a file that is not cnperf's
 }
 
 // parseRun turns `cnperf run`'s arguments into a checked plan. It builds
@@ -171,9 +172,13 @@ func parseRun(args []string) (*runSetup, error) {
 	mtu := fs.Int("mtu", 1500, "underlay MTU")
 	repeat := fs.Int("repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
 	startupPods := fs.Int("startup-pods", 0, "startup: pods created per round (default 10, the paper's mean of 10)")
-	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json)")
-	htmlOut := fs.String("html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
-	csvDir := fs.String("csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
+	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json); an existing file is replaced only if it is a cnperf results file")
+	force := fs.Bool("force", false, "let --out replace an existing file that is not a cnperf results file, or a symlink")
+	var outputs report.Outputs
+	fs.StringVar(&outputs.HTML, "html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
+	fs.StringVar(&outputs.CSV, "csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
+	fs.StringVar(&outputs.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text into this file (see cnperf report --openmetrics)")
+	fs.StringVar(&outputs.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request into this file (see cnperf report --ndjson)")
 	noBaseline := fs.Bool("no-baseline", false, "do not add the baseline rows")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	lbs := fs.String("lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
@@ -200,10 +205,10 @@ func parseRun(args []string) (*runSetup, error) {
 		extra[f.Name] = fs.String(f.Name, "", f.Usage)
 	}
 	if err := parseFlags(fs, args); err != nil {
-		return nil, err
+		return nil, usageErr(err)
 	}
 	if err := explicitValues(fs); err != nil {
-		return nil, err
+		return nil, usageErr(err)
 	}
 	st, err := suite.Get(*suiteName)
 	if err != nil {
@@ -348,7 +353,12 @@ func parseRun(args []string) (*runSetup, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, err
 	}
-	return &runSetup{plan: plan, backend: be, networks: *networks, out: *out, html: *htmlOut, csv: *csvDir, cpuLatency: *cpuLatency, quiet: *quiet}, nil
+	// before anything is built: a bad path found after the run loses nothing
+	// measured, but costs the run's time
+	if err := outputs.Check(); err != nil {
+		return nil, usageError{err}
+	}
+	return &runSetup{plan: plan, backend: be, networks: *networks, out: *out, outputs: outputs, cpuLatency: *cpuLatency, quiet: *quiet, force: *force}, nil
 }
 
 func cmdRun(args []string) error {
@@ -356,8 +366,14 @@ func cmdRun(args []string) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = execute(setup, 0)
-	return err
+	run, path, err := execute(setup, 0)
+	if run != nil {
+		listFailed(os.Stderr, run)
+	}
+	if err != nil {
+		return err
+	}
+	return cellsStatus(run, path)
 }
 
 // errTimeLimit ends a run that reached the limit execute was given: what
@@ -376,7 +392,7 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 	}
 	// a run on a cluster alone builds nothing on this machine
 	if plan.BackendName != kubernetes.Name {
-		if err := preflight(); err != nil {
+		if err := preflightFor(plan.BackendName); err != nil {
 			return nil, "", err
 		}
 	}
@@ -426,12 +442,15 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 	if err != nil {
 		return nil, "", err
 	}
-	plan.Out = path
-	if setup.html != "" {
-		if err := checkOutFile("--html", setup.html); err != nil {
-			return nil, "", err
-		}
+	if err := checkReplace(path, setup.force); err != nil {
+		return nil, "", err
 	}
+	lock, err := lockResults(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer lock.release()
+	plan.Out = path
 
 	ctx, stop := interruptible()
 	defer stop()
@@ -448,17 +467,8 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 	run.Environment.Tools = toolVersions()
 	execErr := runner.Execute(ctx, plan, run)
 	run.FinishedAt = time.Now().UTC()
-	if len(run.Results) > 0 || execErr == nil {
-		run.Incomplete = execErr != nil
-		if err := run.WriteAtomic(path); err != nil {
-			return nil, "", err
-		}
-		fmt.Println()
-		report.Table(os.Stdout, run) // ends with the run's warnings
-		fmt.Printf("\nresults: %s\n", path)
-		if err := writeOutputs(setup.html, setup.csv, []report.Input{report.NewInput(path, run)}); err != nil {
-			return nil, "", err
-		}
+	if err := saveAndShow(setup, run, path, execErr); err != nil {
+		return run, path, err
 	}
 	switch {
 	case limit > 0 && ctx.Err() == context.DeadlineExceeded:
@@ -479,6 +489,7 @@ func resultsPath(out string) (string, error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return "", fmt.Errorf("results folder: %w", err)
 		}
+		path = unusedPath(path)
 	}
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {

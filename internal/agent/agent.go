@@ -232,6 +232,14 @@ func cpuSeconds() float64 {
 // Client drives one agent.
 type Client struct {
 	Network, Addr string
+	// Health, when set, says what became of the agent when it does not
+	// answer in time or hangs up: nil while it looks alive, else the
+	// cause (its process stopped or gone, its container removed, its pod
+	// deleted). The backend that started the agent sets it.
+	Health func(ctx context.Context) error
+
+	mu    sync.Mutex
+	fault error // the cause Health named last; checked again before the next job
 }
 
 // NewClient parses a control address.
@@ -267,9 +275,11 @@ func (c *Client) Wait(ctx context.Context) (int, error) {
 
 // Stats asks the agent for its memory, descriptors and goroutines.
 func (c *Client) Stats(ctx context.Context) (Stats, error) {
+	ctx, cancel := withDefaultTimeout(ctx, grace)
+	defer cancel()
 	ev, err := c.once(ctx, Request{Op: "stats"})
 	if err != nil {
-		return Stats{}, err
+		return Stats{}, c.cause(err, "stats", grace)
 	}
 	if ev.Event != "stats" || ev.Stats == nil {
 		return Stats{}, fmt.Errorf("agent at %s: stats: %s", c.Addr, cmp.Or(ev.Error, "no answer"))
@@ -277,59 +287,177 @@ func (c *Client) Stats(ctx context.Context) (Stats, error) {
 	return *ev.Stats, nil
 }
 
+// once sends one request and reads one answer, within ctx: a stopped
+// agent still accepts the connection, so the answer is what is bounded.
 func (c *Client) once(ctx context.Context, req Request) (Event, error) {
 	conn, err := c.dial(ctx)
 	if err != nil {
 		return Event{}, err
 	}
 	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
 	if err := json.NewEncoder(conn).Encode(req); err != nil {
 		return Event{}, err
 	}
 	var ev Event
-	err = json.NewDecoder(conn).Decode(&ev)
+	if err = json.NewDecoder(conn).Decode(&ev); err != nil && ctx.Err() != nil {
+		return ev, ctx.Err()
+	}
 	return ev, err
+}
+
+// Grace is what the coordinator allows every control message beyond the
+// job's own time.
+const Grace = 10 * time.Second
+
+// Slack is how long the coordinator waits for a server's "ready" and, once
+// it is stopped, for its report, in a job of duration d: Grace plus a
+// quarter of d (a bigger cell sets up and hands back more).
+func Slack(d time.Duration) time.Duration { return grace + d/4 }
+
+// grace is Grace; tests shorten it.
+var grace = Grace
+
+// RunDeadline is how long the coordinator waits for a client's report in a
+// job of duration d: d and twice Slack(d) (the client's connect before and
+// its last answers after).
+func RunDeadline(d time.Duration) time.Duration { return d + 2*Slack(d) }
+
+// ErrNoAnswer is an agent that did not answer within its deadline or hung
+// up; the error that wraps it names the cause where Health finds one.
+var ErrNoAnswer = errors.New("the agent did not answer")
+
+// cause is the error of a job whose message did not come: the agent's
+// health, where it names a cause, else what the wait saw.
+func (c *Client) cause(err error, what string, within time.Duration) error {
+	timedOut := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)
+	var msg string
+	switch {
+	case what == "":
+		msg = "reaching the agent: " + err.Error()
+	case timedOut:
+		msg = fmt.Sprintf("no %s from the agent within %v", what, within.Round(100*time.Millisecond))
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
+		msg = fmt.Sprintf("the agent hung up before its %s", what)
+	default:
+		msg = fmt.Sprintf("%s: %v", what, err)
+	}
+	if h := c.check(); h != nil {
+		return &noAnswer{msg + ": " + h.Error(), h}
+	}
+	if timedOut && c.Health != nil {
+		msg += "; it is still running: the machine may be overloaded"
+	}
+	return &noAnswer{msg, err}
+}
+
+// noAnswer is an ErrNoAnswer with its cause.
+type noAnswer struct {
+	msg   string
+	cause error
+}
+
+func (e *noAnswer) Error() string   { return e.msg }
+func (e *noAnswer) Unwrap() []error { return []error{ErrNoAnswer, e.cause} }
+
+// check runs Health (bounded: it may ask an API that is itself stuck) and
+// keeps the cause it names for the next job.
+func (c *Client) check() error {
+	if c.Health == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h := c.Health(ctx)
+	c.mu.Lock()
+	c.fault = h
+	c.mu.Unlock()
+	return h
+}
+
+// Check asks Health now (when set) and keeps the cause it names, so that
+// the agent's next job fails at once while it holds: nil when the agent
+// looks alive.
+func (c *Client) Check() error { return c.check() }
+
+// stillFaulty fails a job at once when Health named a cause before and
+// still does: a frozen agent costs one deadline, not one per cell.
+func (c *Client) stillFaulty() error {
+	c.mu.Lock()
+	f := c.fault
+	c.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	if h := c.check(); h != nil {
+		return &noAnswer{h.Error() + " (found before this job; not waited for again)", h}
+	}
+	return nil
+}
+
+func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
 }
 
 // Server is a serve job in progress.
 type Server struct {
-	conn net.Conn
-	dec  *json.Decoder
+	c     *Client
+	conn  net.Conn
+	dec   *json.Decoder
+	slack time.Duration
 }
 
-// Serve starts the server half of a workload and returns once it listens.
+// Serve starts the server half of a workload and returns once it listens,
+// or fails when the agent's "ready" does not come within Slack(p.Duration).
 func (c *Client) Serve(ctx context.Context, wl string, p workload.Params) (*Server, error) {
+	if err := c.stillFaulty(); err != nil {
+		return nil, err
+	}
 	conn, err := c.dial(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reaching agent: %w", err)
+		return nil, c.cause(err, "", 0)
 	}
 	if err := json.NewEncoder(conn).Encode(Request{Op: "serve", Workload: wl, Params: p}); err != nil {
 		conn.Close()
 		return nil, err
 	}
+	slack := Slack(p.Duration)
+	_ = conn.SetReadDeadline(time.Now().Add(slack))
 	dec := json.NewDecoder(conn)
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	var ev Event
 	if err := dec.Decode(&ev); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("server did not start: %w", err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("server did not start: %w", c.cause(err, `"ready"`, slack))
 	}
 	if ev.Event != "ready" {
 		conn.Close()
 		return nil, fmt.Errorf("server did not start: %s", ev.Error)
 	}
-	return &Server{conn: conn, dec: dec}, nil
+	_ = conn.SetReadDeadline(time.Time{})
+	return &Server{c: c, conn: conn, dec: dec, slack: slack}, nil
 }
 
-// Stop ends the serve job and returns the server's report.
+// Stop ends the serve job and returns the server's report, waiting at
+// most the job's Slack for it.
 func (s *Server) Stop() (workload.Report, error) {
 	defer s.conn.Close()
+	if err := s.c.stillFaulty(); err != nil {
+		return workload.Report{}, fmt.Errorf("server report: %w", err)
+	}
 	_, _ = s.conn.Write([]byte("\n"))
-	_ = s.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = s.conn.SetReadDeadline(time.Now().Add(s.slack))
 	var ev Event
 	if err := s.dec.Decode(&ev); err != nil {
-		return workload.Report{}, fmt.Errorf("server report: %w", err)
+		return workload.Report{}, fmt.Errorf("server report: %w", s.c.cause(err, "report", s.slack))
 	}
 	if ev.Event != "done" {
 		return ev.Report, errors.New(ev.Error)
@@ -337,11 +465,22 @@ func (s *Server) Stop() (workload.Report, error) {
 	return ev.Report, nil
 }
 
-// Run runs the client half of a workload against addr.
+// Run runs the client half of a workload against addr. Without a deadline
+// in ctx, the report must come within RunDeadline(p.Duration).
 func (c *Client) Run(ctx context.Context, wl string, p workload.Params, addr netip.AddrPort) (workload.Report, error) {
+	if err := c.stillFaulty(); err != nil {
+		return workload.Report{}, err
+	}
+	parent := ctx
+	ctx, cancel := withDefaultTimeout(ctx, RunDeadline(p.Duration))
+	defer cancel()
+	within := RunDeadline(p.Duration)
+	if dl, ok := ctx.Deadline(); ok {
+		within = time.Until(dl)
+	}
 	conn, err := c.dial(ctx)
 	if err != nil {
-		return workload.Report{}, fmt.Errorf("reaching agent: %w", err)
+		return workload.Report{}, c.cause(err, "", 0)
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
@@ -351,13 +490,13 @@ func (c *Client) Run(ctx context.Context, wl string, p workload.Params, addr net
 	}
 	var ev Event
 	if err := json.NewDecoder(conn).Decode(&ev); err != nil {
+		if perr := parent.Err(); errors.Is(perr, context.Canceled) {
+			return workload.Report{}, perr // the caller ended it
+		}
 		if ctx.Err() != nil {
-			return workload.Report{}, ctx.Err()
+			err = ctx.Err()
 		}
-		if errors.Is(err, io.EOF) {
-			return workload.Report{}, errors.New("agent hung up mid-run")
-		}
-		return workload.Report{}, err
+		return workload.Report{}, c.cause(err, "report", within)
 	}
 	if ev.Event != "done" {
 		return ev.Report, errors.New(ev.Error)

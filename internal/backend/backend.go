@@ -73,6 +73,12 @@ type PodSpec struct {
 	With string
 	// CPU pins the pod's agent to one CPU; -1 leaves it free.
 	CPU int
+	// NoAgent asks for the pod without an agent where the backend gives
+	// local namespaces (Pod.NetNS): the experiment opens the pod's
+	// sockets itself, inside that namespace (all-to-all among hundreds
+	// of pods, where an agent per pod would not fit in memory). A backend
+	// without local namespaces starts the agent anyway.
+	NoAgent bool
 }
 
 // Topology is what an experiment asks a backend for.

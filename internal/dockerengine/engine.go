@@ -38,6 +38,10 @@ type Engine struct {
 	Where   string      // the endpoint, for messages
 	// Endpoint is where the engine was found (DOCKER_HOST, a context...).
 	Endpoint Endpoint
+	// Unreachable, when set, is the error for an engine that does not
+	// answer: one cnperf started itself is not the user's to start
+	// (docker-lab's). The default names the user's fix.
+	Unreachable func(err error) error
 }
 
 // MinAPI is the oldest Engine API this client speaks (Docker 17.06).
@@ -136,6 +140,9 @@ func (e *Engine) path(p string) string {
 // unreachable is the error for an engine that does not answer, with the
 // fix for where it was looked for.
 func (e *Engine) unreachable(err error) error {
+	if e.Unreachable != nil {
+		return e.Unreachable(err)
+	}
 	hint := "start it (systemctl start docker, or apt-get install docker.io) or set DOCKER_HOST"
 	switch {
 	case e.Endpoint.Context != "":
@@ -466,10 +473,13 @@ type ContainerJSON struct {
 	Name  string
 	Image string // the image's id
 	State struct {
-		Running  bool
-		Pid      int
-		ExitCode int
-		Error    string
+		Status    string // created, running, paused, restarting, exited, dead
+		Running   bool
+		Paused    bool
+		OOMKilled bool
+		Pid       int
+		ExitCode  int
+		Error     string
 	}
 	NetworkSettings struct {
 		Networks map[string]struct {

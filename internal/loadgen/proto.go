@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"fmt"
 	"net/url"
 	"strings"
@@ -78,29 +79,32 @@ func (p *respParser) reset(proto Protocol, rawSize int64) {
 }
 
 // feed consumes b; it returns how many bytes it used and whether a whole
-// response ended there.
+// response ended there. Header lines are found with bytes.IndexByte (a
+// vector scan); a line is copied into p.line only when it is split across
+// reads, so a whole response in one read is parsed in place.
 func (p *respParser) feed(b []byte) (int, bool) {
 	i := 0
 	if !p.inBody {
 		for i < len(b) {
-			c := b[i]
-			i++
-			if c != '\n' {
-				if p.linelen < len(p.line) {
-					p.line[p.linelen] = c
-					p.linelen++
-				} else {
-					p.lineOver = true
-				}
-				continue
+			j := bytes.IndexByte(b[i:], '\n')
+			if j < 0 { // the line goes on in the next read: keep its start
+				p.keep(b[i:])
+				return len(b), false
 			}
-			n := p.linelen
-			if n > 0 && p.line[n-1] == '\r' {
+			seg := b[i : i+j]
+			i += j + 1
+			line, over := seg, false
+			if p.linelen > 0 || p.lineOver { // the end of a line begun in an earlier read
+				p.keep(seg)
+				line, over = p.line[:p.linelen], p.lineOver
+			}
+			p.linelen, p.lineOver = 0, false
+			n := len(line)
+			if n > 0 && line[n-1] == '\r' {
 				n--
 			}
-			line := p.line[:n]
-			p.linelen = 0
-			if n == 0 && !p.lineOver { // blank line: end of headers
+			line = line[:n]
+			if n == 0 && !over { // blank line: end of headers
 				p.inBody = true
 				if p.chunked || p.clen < 0 {
 					p.remaining = -1 // unsupported framing: reported by done()
@@ -109,7 +113,6 @@ func (p *respParser) feed(b []byte) (int, bool) {
 				p.remaining = p.clen
 				break
 			}
-			p.lineOver = false
 			if p.first {
 				p.first = false
 				p.status = parseStatus(line)
@@ -136,6 +139,16 @@ func (p *respParser) feed(b []byte) (int, bool) {
 	}
 	p.remaining -= avail
 	return len(b), false
+}
+
+// keep appends the start of a split header line to p.line (its first
+// len(p.line) bytes are enough for the headers that matter).
+func (p *respParser) keep(b []byte) {
+	n := copy(p.line[p.linelen:], b)
+	p.linelen += n
+	if n < len(b) {
+		p.lineOver = true
+	}
 }
 
 // ok reports whether the finished response is a success.

@@ -178,7 +178,22 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 			srvs[i] = append(srvs[i], srv)
 		}
 	}
-	rctx, cancel := context.WithTimeout(ctx, params.Duration+30*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, agent.RunDeadline(params.Duration))
+	// a server frozen or gone mid-cell would keep the client waiting for
+	// answers until its deadline: once the client is late, the servers'
+	// health is asked, and a cause found ends the cell at once
+	var serverFault error
+	watched := make(chan struct{})
+	watch := time.AfterFunc(params.Duration+agent.Slack(params.Duration)/2, func() {
+		defer close(watched)
+		for _, p := range servers {
+			if err := p.Agent.Check(); err != nil {
+				serverFault = fmt.Errorf("server on %s: %w", p.Name, err)
+				cancel()
+				return
+			}
+		}
+	})
 	creps := make([]workload.Report, flows)
 	cerrs := make([]error, flows)
 	var wg sync.WaitGroup
@@ -190,6 +205,9 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 		}()
 	}
 	wg.Wait()
+	if !watch.Stop() {
+		<-watched // it ran: its verdict is read once it is done
+	}
 	cancel()
 	crep, cerr := creps[0], errors.Join(cerrs...)
 	if w.Proto() == "udp" {
@@ -205,6 +223,17 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 	}
 	res.MachineSpeed = witness.Stop()
 	fsreps, serr := stopAll()
+	if serverFault != nil {
+		// the client's error (cancelled, or the server's silence) follows
+		// from it
+		res.Error = serverFault.Error()
+		return res
+	}
+	if cerr != nil && errors.Is(serr, agent.ErrNoAnswer) {
+		// the server's silence is the cause; the client's error follows
+		res.Error = "server: " + serr.Error() + "; client: " + cerr.Error()
+		return res
+	}
 	if cerr != nil {
 		res.Error = "client: " + cerr.Error() + logOf(d, s.Client)
 		return res

@@ -91,6 +91,9 @@ type section struct {
 	Charts []chart
 	Tables []htmlTable
 	Notes  []string
+	// Answer is the summary of the verdicts (Answer), drawn right after
+	// the section's charts.
+	Answer []string
 	// Subs are parts of the section under their own heading (a study's
 	// table each), drawn after its own charts and tables.
 	Subs []section
@@ -149,9 +152,14 @@ func unitOf(f result.Figure) string {
 // each cell's median with its interval; for the figures that declare a
 // ratio, each network's ratio to the baseline with its interval, 1 marked.
 func comparisonSection(ins []Input) section {
-	sec := section{ID: "comparison", Title: "Comparison with the baseline",
-		Intro: "The thick line is a cell's median over its rounds; the shaded bar around it is its 95 % confidence interval (none when the run had one round); overlaid runs stand side by side. Ratio charts mark the baseline, the same workload with no container network in the same placement, at 1; a ratio is the geometric mean of the per-round ratios (each round's cell over that round's baseline), not the quotient of the two medians, and the table under the charts gives each one's verdict: differs (p < 0.05 and the whole interval beyond 1 ± 5 %), equivalent (the whole interval within 1 ± 5 %) or undecided (neither shown)."}
-	verdicts := htmlTable{Folded: true, Caption: "Each ratio to the baseline, its 95 % interval and its verdict", Head: []string{"run", "workload", "cell", "figure", "ratio [95 %]", "verdict", "rounds that would decide it"}}
+	sec := section{ID: "comparison", Title: "Comparison with the baseline"}
+	howToRead := []string{"The thick line is a cell's median over its rounds; the shaded bar around it is its 95 % confidence interval (none when the run had one round); overlaid runs stand side by side. Ratio charts mark the baseline, the same workload with no container network in the same placement, at 1; a ratio is the geometric mean of the per-round ratios (each round's cell over that round's baseline), not the quotient of the two medians, and the table under the charts gives each one's verdict: differs (p < 0.05 and the whole interval beyond 1 ± 5 %), equivalent (the whole interval within 1 ± 5 %) or undecided (neither shown)."}
+	// the answer first: the ratio charts, the summary of their verdicts
+	// and the verdicts' table; the figures themselves below, under their
+	// own heading
+	sec.Answer = Answer(ins)
+	figures := section{ID: "figures", Title: "The figures themselves"}
+	verdicts := htmlTable{Caption: "Each ratio to the baseline, its 95 % interval and its verdict", Head: []string{"run", "workload", "cell", "figure", "ratio [95 %]", "verdict", "rounds that would decide it"}}
 	overlay := len(ins) > 1
 	type group struct{ workload, step string }
 	var groups []group
@@ -213,7 +221,7 @@ func comparisonSection(ins []Input) section {
 				v := s.VsBaseline
 				c := add(ratio, g, f, func() *chart {
 					one := 1.0
-					return &chart{Kind: chartInterval, Title: title + ": " + f.Label + " ratio to baseline", YLabel: "ratio to baseline (" + string(f.Better) + " is better)", Ref: &one, RefLabel: "baseline = 1", YLog: true}
+					return &chart{Kind: chartInterval, Title: title + ": " + f.Label + " ratio to baseline", YLabel: "ratio (above 1 is " + f.AboveOne() + ")", Ref: &one, RefLabel: "baseline = 1", YLog: true}
 				})
 				name := seriesName(in, overlay, "ratio")
 				addIntervalPoint(c, name, cellLabel(k), v.Ratio, v.CILevel > 0 || v.CILow != 0 || v.CIHigh != 0, v.CILow, v.CIHigh)
@@ -232,9 +240,16 @@ func comparisonSection(ins []Input) section {
 		}
 		for _, f := range figs[g] {
 			if c := abs[g][f.Key]; c != nil {
-				sec.Charts = append(sec.Charts, *c)
+				figures.Charts = append(figures.Charts, *c)
 			}
 		}
+	}
+	if len(sec.Charts) == 0 { // no ratios (no baseline): the figures lead
+		sec.Charts, figures.Charts = figures.Charts, nil
+	}
+	sec.Subs = append(sec.Subs, figures)
+	if len(sec.Charts) > 0 {
+		sec.Notes = howToRead
 	}
 	return sec
 }
@@ -886,7 +901,7 @@ func serviceRatios(ins []Input) ([]chart, [][]string) {
 			c := byTitle[title]
 			if c == nil {
 				one := 1.0
-				c = &chart{Kind: chartInterval, Title: title, YLabel: "ratio to pod IP (" + string(f.Better) + " is better)", Ref: &one, RefLabel: "pod IP = 1", YLog: true}
+				c = &chart{Kind: chartInterval, Title: title, YLabel: "ratio (above 1 is " + f.AboveOne() + ")", Ref: &one, RefLabel: "pod IP = 1", YLog: true}
 				byTitle[title] = c
 				out = append(out, c)
 			}

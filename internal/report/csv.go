@@ -10,17 +10,57 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
 )
 
-// CSV files are one per kind of record in a run file: results-WORKLOAD.csv
-// per workload (its results share their columns), summaries.csv,
-// skipped.csv and environment.csv. A column is named by the JSON field's
-// path, nested names joined by dots ("metrics.latency_us.p99",
-// "params.message_size", "vs_baseline.ci_low"). Encoded histograms are left
-// out (they are in the JSON). Columns are in the order the fields first
-// appear (JSON order; map keys sorted, as encoding/json writes them); a
-// field a row lacks is empty. With several run files, a first column "file"
-// names the run each row came from.
+// CSV files are one per kind of record, each with a fixed set of columns
+// (CSVColumns) whatever the run holds, so that a spreadsheet or a loader
+// reads every run the same way:
+//
+//   - results.csv: one row per result (cell and round) and figure, the
+//     figure named as Metrics.Value reads it ("latency_us.p99",
+//     "cpu.cell_ns_per_byte", "extra.saturated"); a failed result with no
+//     figures is one row with its error;
+//   - params.csv: one row per result and parameter it ran with;
+//   - summaries.csv: one row per cell and headline figure over the rounds,
+//     with the ratio to the baseline (and to the lab's replica), its
+//     interval and verdict;
+//   - skipped.csv: what could not run here, and why;
+//   - environment.csv: one row per field of the run's environment and
+//     top-level fields (cnperf_version, started_at...), named by their
+//     JSON path.
+//
+// Every row starts with the run file's name and its run id (RunID).
+// Numbers are rounded to SignificantDigits (Decimal); a value that does not
+// apply is empty. Encoded histograms are left out (they are in the JSON).
+
+// cellColumns name a cell in results, params and summaries.
+var cellColumns = []string{"file", "run_id", "network", "workload", "placement", "lb", "services", "step", "backend"}
+
+// comparisonColumns are the columns of a Comparison in summaries.csv,
+// after its prefix (vs_baseline., vs_replica.).
+var comparisonColumns = []string{"against", "ratio", "ci_low", "ci_high", "p", "verdict", "direction", "rounds_needed", "speed"}
+
+// CSVColumns are the columns of each CSV file, fixed per file.
+var CSVColumns = map[string][]string{
+	"results.csv":     append(slices.Clone(cellColumns), "round", "figure", "value", "error"),
+	"params.csv":      append(slices.Clone(cellColumns), "round", "param", "value"),
+	"summaries.csv":   summaryColumns(),
+	"skipped.csv":     {"file", "run_id", "network", "workload", "placement", "reason"},
+	"environment.csv": {"file", "run_id", "field", "value"},
+}
+
+func summaryColumns() []string {
+	cs := append(slices.Clone(cellColumns), "figure", "label", "better", "n", "median", "ci_low", "ci_high", "ci_level", "ci_method", "cv")
+	for _, p := range []string{"vs_baseline.", "vs_replica."} {
+		for _, c := range comparisonColumns {
+			cs = append(cs, p+c)
+		}
+	}
+	return cs
+}
 
 // WriteCSV writes the CSV files of runs into dir, creating it, and
 // returns the paths it wrote.
@@ -51,64 +91,106 @@ func WriteCSV(dir string, ins []Input) ([]string, error) {
 }
 
 // CSVTables lays out the CSV files of runs: file name to rows, the first
-// row the header.
+// row the header (CSVColumns). Every file is there, a kind of record the
+// runs lack with its header alone.
 func CSVTables(ins []Input) map[string][][]string {
-	overlay := len(ins) > 1
-	type acc struct {
-		cols []string
-		rows []map[string]string
-	}
-	files := map[string]*acc{}
-	add := func(name, run string, v any) {
-		a := files[name]
-		if a == nil {
-			a = &acc{}
-			files[name] = a
-		}
-		row := map[string]string{}
-		if overlay {
-			row["file"] = run
-			if !slices.Contains(a.cols, "file") {
-				a.cols = append(a.cols, "file")
-			}
-		}
-		for _, kv := range flatten(v) {
-			if kv[0] == "histogram" || strings.HasPrefix(kv[0], "metrics.histograms.") {
-				continue
-			}
-			row[kv[0]] = kv[1]
-			if !slices.Contains(a.cols, kv[0]) {
-				a.cols = append(a.cols, kv[0])
-			}
-		}
-		a.rows = append(a.rows, row)
-	}
-	for _, in := range ins {
-		for _, r := range in.Run.Results {
-			add("results-"+fileSafe(r.Workload)+".csv", in.Name, r)
-		}
-		for _, s := range in.Run.Summaries {
-			add("summaries.csv", in.Name, s)
-		}
-		for _, s := range in.Run.Skipped {
-			add("skipped.csv", in.Name, s)
-		}
-		add("environment.csv", in.Name, in.Run.Environment)
-	}
 	out := map[string][][]string{}
-	for name, a := range files {
-		cols := a.cols
-		t := [][]string{cols}
-		for _, r := range a.rows {
-			line := make([]string, len(cols))
-			for i, c := range cols {
-				line[i] = r[c]
-			}
-			t = append(t, line)
+	for name, cols := range CSVColumns {
+		out[name] = [][]string{cols}
+	}
+	add := func(name string, row ...string) { out[name] = append(out[name], row) }
+	ids := runIDs(ins)
+	for i, in := range ins {
+		run := in.Run
+		cell := func(k result.CellKey) []string {
+			return []string{in.Name, ids[i], k.Network, k.Workload, k.Placement, k.LB, count0(k.Services), k.Step, backendName(k.Backend)}
 		}
-		out[name] = t
+		for _, r := range run.Results {
+			c := append(cell(r.Key()), count0(r.Round))
+			leaves := metricLeaves(r)
+			if len(leaves) == 0 {
+				add("results.csv", append(slices.Clone(c), "", "", r.Error)...)
+			}
+			for _, kv := range leaves {
+				add("results.csv", append(slices.Clone(c), kv[0], csvNumber(kv[1]), r.Error)...)
+			}
+			for _, kv := range flatten(r.Params) {
+				add("params.csv", append(slices.Clone(c), kv[0], csvNumber(kv[1]))...)
+			}
+		}
+		for _, s := range summarized(run) {
+			f, _ := describe(s.Cell.Workload, s.Figure)
+			row := append(cell(s.Cell), s.Figure, f.Label, string(f.Better), strconv.Itoa(s.N), Decimal(s.Median))
+			if s.CILevel > 0 {
+				row = append(row, Decimal(s.CILow), Decimal(s.CIHigh), Decimal(s.CILevel))
+			} else {
+				row = append(row, "", "", "")
+			}
+			row = append(row, s.CIMethod, Decimal(s.CV))
+			row = append(row, comparisonCells(s.VsBaseline)...)
+			row = append(row, comparisonCells(s.VsReplica)...)
+			add("summaries.csv", row...)
+		}
+		for _, s := range run.Skipped {
+			add("skipped.csv", in.Name, ids[i], s.Network, s.Workload, s.Placement, s.Reason)
+		}
+		top := struct {
+			Schema       string               `json:"schema"`
+			Version      string               `json:"cnperf_version"`
+			StartedAt    any                  `json:"started_at"`
+			FinishedAt   any                  `json:"finished_at,omitempty"`
+			Command      []string             `json:"command,omitempty"`
+			Rounds       int                  `json:"rounds,omitempty"`
+			Incomplete   bool                 `json:"incomplete,omitempty"`
+			CellsPlanned int                  `json:"cells_planned,omitempty"`
+			CellsDone    int                  `json:"cells_done,omitempty"`
+			Environment  result.Environment   `json:"environment"`
+			MachineSpeed *result.SpeedSummary `json:"machine_speed,omitempty"`
+		}{run.Schema, run.Version, run.StartedAt, nil, run.Command, run.Rounds, run.Incomplete, run.CellsPlanned, run.CellsDone, run.Environment, run.MachineSpeed}
+		if !run.FinishedAt.IsZero() {
+			top.FinishedAt = run.FinishedAt
+		}
+		for _, kv := range flatten(top) {
+			add("environment.csv", in.Name, ids[i], kv[0], csvNumber(kv[1]))
+		}
+		for _, w := range run.Warnings {
+			add("environment.csv", in.Name, ids[i], "warnings", w)
+		}
 	}
 	return out
+}
+
+// comparisonCells are a Comparison's columns (comparisonColumns); all
+// empty when there is none.
+func comparisonCells(c *result.Comparison) []string {
+	if c == nil {
+		return make([]string, len(comparisonColumns))
+	}
+	lo, hi, p := "", "", ""
+	if c.CILevel > 0 {
+		lo, hi, p = Decimal(c.CILow), Decimal(c.CIHigh), Decimal(c.P)
+	}
+	speed := ""
+	if c.Speed != nil {
+		speed = c.Speed.Method
+	}
+	return []string{c.Against.Network, Decimal(c.Ratio), lo, hi, p, stats.VerdictOf(*c), c.Direction, count0(c.RoundsNeeded), speed}
+}
+
+// count0 prints a count, empty when 0 (absent in the JSON).
+func count0(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// csvNumber rounds a JSON number's text (Decimal); other text is kept.
+func csvNumber(s string) string {
+	if v, err := strconv.ParseFloat(s, 64); err == nil && strings.ContainsAny(s, "0123456789") && !strings.ContainsAny(s, " :") {
+		return Decimal(v)
+	}
+	return s
 }
 
 // flatten lists v's JSON leaves as (dotted path, text) in the JSON's order.

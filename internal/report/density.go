@@ -108,7 +108,15 @@ func Density(w io.Writer, run *result.Run) {
 	}
 	tw.Flush()
 	if len(counts) > 1 {
-		fmt.Fprintf(w, "%d vs %d: the figure beside %d idle pods a host over the same network's beside %d, the geometric mean of the rounds' ratios (paired by round, not the quotient of the medians shown) and its 95%% interval (paired t on log ratios);\n", hi, lo, hi, lo)
+		var cs []column
+		seen := map[string]bool{}
+		for _, k := range rows {
+			if t := k.workload + " " + k.fig.Label; !seen[t] {
+				seen[t] = true
+				cs = append(cs, column{workload: k.workload, title: t, fig: k.fig})
+			}
+		}
+		fmt.Fprintf(w, "%d vs %d: the figure beside %d idle pods a host over the same network's beside %d, the geometric mean of the rounds' ratios (paired by round, not the quotient of the medians shown) and its 95%% interval (paired t on log ratios); %s;\n", hi, lo, hi, lo, aboveOne(cs))
 		fmt.Fprintln(w, "no mark = differs (p<0.05 and the interval clear of [0.95, 1.05]), = equivalent (the whole interval inside it), ? undecided (neither shown; always so with one round)")
 	}
 }

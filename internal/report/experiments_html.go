@@ -75,7 +75,7 @@ func interferenceSection(ins []Input) section {
 				groups = append(groups, g)
 				spec := strings.TrimPrefix(k.Step, "neighbours=")
 				abs[g] = &chart{Kind: chartInterval, Title: k.Workload + ": " + unitOf(f) + " without and with neighbours " + spec, YLabel: unitOf(f)}
-				ratio[g] = &chart{Kind: chartInterval, Title: k.Workload + ": with neighbours " + spec + " / without (" + string(f.Better) + " is better)", YLabel: "ratio with / without", Ref: fp(1), RefLabel: "no effect = 1"}
+				ratio[g] = &chart{Kind: chartInterval, Title: k.Workload + ": with neighbours " + spec + " / without", YLabel: "ratio with / without (above 1 is " + f.AboveOne() + ")", Ref: fp(1), RefLabel: "no effect = 1"}
 			}
 			cat := cellLabel(result.CellKey{Network: k.Network, Placement: k.Placement})
 			m, lo, hi, ok := medianCI(a.quiet)

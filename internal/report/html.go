@@ -36,10 +36,13 @@ type Page struct {
 	charts   []chart
 }
 
-// BuildPage lays out the report of runs: the comparison with the baseline,
-// figures against message size, latency spectra, start-up phases, service
-// scaling (each only where a run has data for it), then the environment
-// and the networks. Every chart comes from the figures workloads declare
+// BuildPage lays out the report of runs, the answer first: the comparison
+// with the baseline (its ratio charts, the summary of their verdicts,
+// the verdicts' table, then the figures themselves), then figures against
+// message size, latency spectra, start-up phases, service scaling... (each
+// only where a run has data for it), the studies, the environment and the
+// networks. The runs' warnings follow the comparison, a line at the top
+// naming them. Every chart comes from the figures workloads declare
 // (FiguresOf) and the typed fields of the results.
 func BuildPage(ins []Input) *Page {
 	p := &Page{Title: "cnperf report"}
@@ -63,9 +66,9 @@ func BuildPage(ins []Input) *Page {
 		}
 	}
 	for _, s := range []section{
-		seedSection(ins), comparisonSection(ins), sizeSection(ins), spectrumSection(ins), phasesSection(ins),
+		comparisonSection(ins), sizeSection(ins), spectrumSection(ins), phasesSection(ins),
 		servicesSection(ins), interferenceSection(ins), alltoallSection(ins), flowsSection(ins),
-		environmentSection(ins), networksSection(ins),
+		seedSection(ins), environmentSection(ins), networksSection(ins),
 	} {
 		if p.place(&s) {
 			p.Sections = append(p.Sections, s)
@@ -144,29 +147,41 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Page.Title}}</title>
 <style>
-body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 0 1em 3em; color: #222; }
-h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; padding-top: .5em; } h3 { font-size: 1.05em; margin-top: 1.5em; }
-nav a { margin-right: 1em; }
-.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 1em; }
-figure.chart { margin: 0; border: 1px solid #e4e4e4; border-radius: 4px; padding: .5em; break-inside: avoid; }
+:root { --fg: #222; --muted: #555; --bg: #fff; --line: #ddd; --box: #e4e4e4; --warn-bg: #fff4e0; --warn: #e69500; --link: #0645ad; }
+@media (prefers-color-scheme: dark) {
+  :root { --fg: #e6e6e6; --muted: #b4b4b4; --bg: #16181c; --line: #444; --box: #3a3d42; --warn-bg: #3a2a10; --warn: #e6a23c; --link: #8ab4f8; }
+}
+body { font-family: system-ui, sans-serif; font-size: 16px; margin: 0 auto; max-width: 1320px; padding: 0 1em 3em; color: var(--fg); background: var(--bg); }
+a { color: var(--link); }
+h1 { font-size: 1.5em; margin: .5em 0 .2em; } h2 { border-bottom: 1px solid var(--line); padding-top: .3em; margin: .5em 0 .5em; } h3 { font-size: 1.05em; margin-top: 1.5em; }
+p.runs { margin: .2em 0; }
+nav { font-size: .85em; margin: .3em 0; } nav a { margin-right: 1em; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(620px, 100%), 1fr)); gap: 1em; }
+figure.chart { margin: 0; border: 1px solid var(--box); border-radius: 4px; padding: .5em; break-inside: avoid; }
 figure.chart div.box { position: relative; height: 320px; }
-figcaption { font-size: .85em; color: #555; margin-top: .3em; }
+figcaption { font-size: .85em; color: var(--muted); margin-top: .3em; }
+.answer { font-size: 1.05em; line-height: 1.45; border-left: 4px solid var(--link); padding: .2em .8em; margin: 1em 0; }
 table { border-collapse: collapse; font-size: .85em; margin: .5em 0 1em; }
-td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-align: top; }
-caption { text-align: left; font-size: .9em; color: #444; padding: .3em 0; caption-side: top; }
+td, th { border: 1px solid var(--line); padding: 2px 6px; text-align: left; vertical-align: top; }
+caption { text-align: left; font-size: .9em; color: var(--muted); padding: .3em 0; caption-side: top; }
 code, .mono { font-family: ui-monospace, monospace; }
-#js-errors { color: #b00; white-space: pre-wrap; }
-.warning { background: #fff4e0; border-left: 4px solid #e69500; padding: .3em .6em; }
-@media print { details { display: block; } nav { display: none; } .charts { grid-template-columns: 1fr 1fr; } figure.chart div.box { height: 260px; } h2 { break-before: auto; } }
+#js-errors { color: #d33; white-space: pre-wrap; }
+.warning { background: var(--warn-bg); border-left: 4px solid var(--warn); padding: .3em .6em; }
+@media print {
+  :root { --fg: #000; --muted: #333; --bg: #fff; --line: #999; --box: #bbb; --warn-bg: #fff; --link: #000; }
+  body { max-width: none; font-size: 11pt; }
+  details { display: block; } nav { display: none; }
+  .charts { grid-template-columns: 1fr; } figure.chart div.box { height: 300px; }
+  h2 { break-before: auto; } h2, h3 { break-after: avoid; }
+}
 </style>
 </head>
 <body>
 <h1>{{.Page.Title}}</h1>
 <pre id="js-errors" hidden></pre>
-<p>{{range $i, $r := .Page.Runs}}{{if $i}}; {{end}}<b>{{$r.Name}}</b>: {{len $r.Run.Results}} results{{with $r.Run.Rounds}}, {{.}} rounds{{end}}, {{$r.Run.Environment.Hostname}} ({{$r.Run.Environment.Kernel}}){{end}}.</p>
-{{range .Page.Warnings}}<p class="warning">warning: {{.}}</p>
-{{end}}<nav>{{range .Page.Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
-{{range .Page.Sections}}
+<p class="runs">{{range $i, $r := .Page.Runs}}{{if $i}}; {{end}}<b>{{$r.Name}}</b>: {{len $r.Run.Results}} results{{with $r.Run.Rounds}}, {{.}} rounds{{end}}, {{$r.Run.Environment.Hostname}} ({{$r.Run.Environment.Kernel}}){{end}}.{{with .Page.Warnings}} <a href="#warnings">{{len .}} warning{{if gt (len .) 1}}s{{end}}</a> below the comparison: judge the numbers with {{if gt (len .) 1}}them{{else}}it{{end}}.{{end}}</p>
+<nav>{{range .Page.Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
+{{range $i, $s := .Page.Sections}}
 <section id="{{.ID}}" data-section="{{.ID}}">
 <h2>{{.Title}}</h2>
 {{template "body" .}}
@@ -175,6 +190,8 @@ code, .mono { font-family: ui-monospace, monospace; }
 {{template "body" .}}
 </div>
 {{end}}</section>
+{{if eq $i 0}}{{with $.Page.Warnings}}<div id="warnings">{{range .}}<p class="warning">warning: {{.}}</p>
+{{end}}</div>{{end}}{{end}}
 {{end}}
 <footer><p>Written by cnperf; charts drawn by {{.Library}}, inline in this file: the page needs no network.</p></footer>
 <script>{{.Lib}}</script>
@@ -186,6 +203,7 @@ code, .mono { font-family: ui-monospace, monospace; }
 {{if .Charts}}<div class="charts">
 {{range .Charts}}<figure class="chart" id="{{.ID}}"><div class="box"><canvas aria-label="{{.Title}}" role="img"></canvas></div>{{with .Note}}<figcaption>{{.}}</figcaption>{{end}}</figure>
 {{end}}</div>{{end}}
+{{with .Answer}}<p class="answer" id="answer"><b>In short</b>, from the verdicts above (a difference or a place only where shown, with its 95 % interval): {{range $i, $s := .}}{{if $i}} {{end}}{{$s}}{{end}}</p>{{end}}
 {{range .Tables}}{{if .Folded}}<details><summary>{{.Caption}}</summary><table>{{else}}<table>{{with .Caption}}<caption>{{.}}</caption>{{end}}{{end}}
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>

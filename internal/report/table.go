@@ -187,7 +187,7 @@ func Table(w io.Writer, run *result.Run) {
 		legend(w, run)
 	} else {
 		fmt.Fprintln(w, "(x) is the ratio of the mean to the baseline's in the same placement, with no rounds to pair and no test:")
-		fmt.Fprintln(w, "every ratio is ? undecided; above 1 is more of the figure (more throughput or transactions; for a time, slower).")
+		fmt.Fprintln(w, "every ratio is ? undecided; "+aboveOne(ratioFigures(run))+".")
 	}
 	// last, where a reader finishing the page sees them
 	for _, m := range run.Warnings {
@@ -200,6 +200,10 @@ func Table(w io.Writer, run *result.Run) {
 func Incomplete(run *result.Run) string {
 	done := fmt.Sprintf("%d results recorded", len(run.Results))
 	if run.CellsPlanned > 0 {
+		if run.CellsDone >= run.CellsPlanned {
+			// every cell finished; the run failed after them (a teardown)
+			return fmt.Sprintf("all %d cells finished, but the run ended with an error after them (its teardown): the numbers are complete", run.CellsPlanned)
+		}
 		done = fmt.Sprintf("%d of %d cells finished", run.CellsDone, run.CellsPlanned)
 	}
 	return "incomplete run: " + done + " (cut short or still going); the cells not shown were not measured"
@@ -255,13 +259,57 @@ func legend(w io.Writer, run *result.Run) {
 	e := 100 * c.MinEffect
 	fmt.Fprintf(w, "figures are medians over %d rounds. (x) is the paired ratio to baseline in the same placement: the geometric\n", n)
 	fmt.Fprintln(w, "mean of the per-round ratios (cell ÷ baseline of the same round), not the quotient of the two medians shown;")
-	fmt.Fprintf(w, "[lo, hi] is its %g%% interval (%s); above 1 is more of the figure (for a time, slower).\n", 100*level, c.Test)
+	fmt.Fprintf(w, "[lo, hi] is its %g%% interval (%s); %s.\n", 100*level, c.Test, aboveOne(ratioFigures(run)))
 	fmt.Fprintf(w, "verdicts (p<%g, minimum effect %g %%): no mark = differs (the interval clear of [%.2f, %.2f]); = equivalent\n", c.Alpha, e, 1-c.MinEffect, 1+c.MinEffect)
 	fmt.Fprintf(w, "(the whole interval inside [%.2f, %.2f]); ? undecided: neither a difference nor an equivalence is shown.\n", 1-c.MinEffect, 1+c.MinEffect)
 	if d := toDecide(run); d != "" {
 		fmt.Fprintln(w, "? more rounds would decide (--repeat N); at the spread seen, about: "+d)
 	}
 	noise(w, run)
+}
+
+// ratioFigures are the figures the table prints a ratio beside: each
+// workload's figures marked Ratio, in the order of the results.
+func ratioFigures(run *result.Run) []column {
+	var cs []column
+	seen := map[string]bool{}
+	for _, r := range run.Results {
+		if seen[r.Workload] || searchStep(r.Step) {
+			continue
+		}
+		seen[r.Workload] = true
+		for _, f := range FiguresOf(r.Workload) {
+			if f.Ratio {
+				cs = append(cs, column{workload: r.Workload, title: r.Workload + " " + f.Label, fig: f})
+			}
+		}
+	}
+	return cs
+}
+
+// aboveOne says, per direction, what a ratio above 1 means for the
+// columns it names: "above 1 is faster/more (tcp_rr trans/s); above 1 is
+// slower/longer (startup ms)". A table's ratios are of rates (higher is
+// better) and of times (lower is better): one sentence for both would be
+// wrong for one of them.
+func aboveOne(cs []column) string {
+	var senses []string
+	by := map[string][]string{}
+	for _, c := range cs {
+		s := c.fig.AboveOne()
+		if _, ok := by[s]; !ok {
+			senses = append(senses, s)
+		}
+		by[s] = append(by[s], c.title)
+	}
+	if len(senses) == 0 {
+		return "above 1 is faster/more"
+	}
+	var parts []string
+	for _, s := range senses {
+		parts = append(parts, "above 1 is "+s+" ("+strings.Join(by[s], ", ")+")")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // toDecide lists the undecided ratios the table prints, each with the

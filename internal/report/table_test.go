@@ -8,6 +8,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/workload"
 )
 
 func rr(net, pl string, tps float64) result.Result {
@@ -228,6 +229,67 @@ func TestTableVerdicts(t *testing.T) {
 	for _, want := range []string{"(?0.81x)", "(?1.00x)", "(?0.60x)", "with no", "interval and no test, so every ratio is ? undecided"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("one round: table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestFiguresDeclareDirection: every figure a workload or measure
+// declares says whether higher or lower is better, which the ratio
+// legends and the verdicts' direction read.
+func TestFiguresDeclareDirection(t *testing.T) {
+	names := append(workload.Names(), workload.MeasureNames()...)
+	if len(names) < 15 {
+		t.Fatalf("%d workloads registered", len(names))
+	}
+	for _, n := range names {
+		for _, f := range FiguresOf(n) {
+			if f.Better != result.HigherBetter && f.Better != result.LowerBetter {
+				t.Errorf("%s: figure %s declares %q better; say higher or lower", n, f.Key, f.Better)
+			}
+		}
+	}
+}
+
+// TestRatioLegendDirection: the legend under a table says what a ratio
+// above 1 means for each of its ratio columns: faster/more for a rate,
+// slower/longer for a time (the start-up table's used to say "more
+// throughput" under a time).
+func TestRatioLegendDirection(t *testing.T) {
+	runs := runFiles(t)
+	for _, c := range []struct {
+		run       string
+		want, not []string
+	}{
+		{"startup", []string{"above 1 is slower/longer (startup ms)"}, []string{"faster/more", "throughput"}},
+		{"summaries", []string{"above 1 is faster/more (tcp_rr trans/s, tcp_stream Gbit/s, udp_stream Gbit/s)"}, []string{"slower"}},
+		{"startup_suite", []string{"above 1 is slower/longer (startup ms)"}, []string{"more throughput"}},
+	} {
+		var b bytes.Buffer
+		Table(&b, runs[c.run])
+		for _, w := range c.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: the table does not say %q:\n%s", c.run, w, b.String())
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(b.String(), n) {
+				t.Errorf("%s: the table says %q", c.run, n)
+			}
+		}
+	}
+	for _, c := range []struct {
+		f    result.Figure
+		want string
+	}{
+		{result.FigTransactions, "faster/more"},
+		{result.FigThroughput, "faster/more"},
+		{result.FigP99, "slower/longer"},
+		{result.Figure{Better: result.LowerBetter, Kind: result.KindTime}, "slower/longer"},
+		{result.FigCPUPerByte, "more, worse"},
+		{result.Figure{}, "higher"},
+	} {
+		if got := c.f.AboveOne(); got != c.want {
+			t.Errorf("%s %s %s: AboveOne %q, want %q", c.f.Key, c.f.Better, c.f.Kind, got, c.want)
 		}
 	}
 }

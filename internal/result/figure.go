@@ -161,3 +161,20 @@ const (
 // ("eBPF beat iptables by 33-62 % and IPVS by 57-91 %"): service results
 // carry their % difference to each (ExtraVsLB).
 var StudyLBs = []string{"iptables", "ipvs"}
+
+// AboveOne says what a ratio of this figure above 1 means, by its
+// direction: "faster/more" where higher is better (a rate), "slower/longer"
+// where lower is better and it is a time, "more, worse" for another
+// lower-is-better figure (a cost, a loss). A figure without a direction
+// gets "higher".
+func (f Figure) AboveOne() string {
+	switch {
+	case f.Better == HigherBetter:
+		return "faster/more"
+	case f.Better == LowerBetter && (f.Kind == KindTime || f.Kind == KindLatency):
+		return "slower/longer"
+	case f.Better == LowerBetter:
+		return "more, worse"
+	}
+	return "higher"
+}

@@ -339,6 +339,10 @@ func (r *Run) WriteAtomic(path string) error {
 
 // Read loads a run written by Write and checks its schema.
 func Read(path string) (*Run, error) {
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("%s: %d MB, above the %d MB a results file may hold (decoding takes several times its size in memory); is it a cnperf results file? split a long run into several (fewer --repeat rounds each)",
+			path, st.Size()>>20, MaxFileBytes>>20)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
@@ -357,12 +361,35 @@ func Read(path string) (*Run, error) {
 func Parse(path string, b []byte) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a cnperf results file (%v); name a file written by `cnperf run`", path, oneLine(err.Error()))
+		return nil, fmt.Errorf("%s: not a cnperf results file (%v%s); name a file written by `cnperf run`", path, oneLine(err.Error()), lineOf(b, err))
 	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %q, this cnperf reads %q; read it with the cnperf that wrote it", path, r.Schema, Schema)
 	}
+	if err := r.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %v; the file is not as cnperf wrote it: restore it, or remove that record", path, err)
+	}
 	return &r, nil
+}
+
+// lineOf is where in b a decoding error is, as " at line N", when the
+// error says (a value out of range, a stray NaN).
+func lineOf(b []byte, err error) string {
+	var off int64
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	default:
+		return ""
+	}
+	if off <= 0 || off > int64(len(b)) {
+		return ""
+	}
+	return fmt.Sprintf(" at line %d", 1+strings.Count(string(b[:off]), "\n"))
 }
 
 func oneLine(s string) string {

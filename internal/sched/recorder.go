@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -23,6 +24,44 @@ type Recorder struct {
 
 	mu       sync.Mutex
 	writeErr error
+	saved    int // results in the file's last complete write
+	written  bool
+}
+
+// ErrNotSaved is a run stopped because its results file could not be
+// written (a full disk): there is no point measuring what cannot be kept.
+// The file, written atomically, still holds the run as of its last
+// complete write.
+var ErrNotSaved = errors.New("results could not be saved")
+
+// NotSaved is the error of a run whose file could not be written.
+type NotSaved struct {
+	Path  string
+	Err   error // the write's
+	Saved int   // results in the file's last complete write
+	// Written says a complete write happened (else the file was never
+	// written by this run).
+	Written bool
+}
+
+func (e *NotSaved) Error() string {
+	kept := "no complete file was written"
+	if e.Written {
+		kept = fmt.Sprintf("%s holds the %d results recorded before it (marked incomplete)", e.Path, e.Saved)
+	}
+	return fmt.Sprintf("%v; the run stopped: %s", e.Err, kept)
+}
+
+func (e *NotSaved) Unwrap() []error { return []error{ErrNotSaved, e.Err} }
+
+// NotSaved returns the write failure that stops the run, or nil.
+func (r *Recorder) NotSaved() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.writeErr == nil {
+		return nil
+	}
+	return &NotSaved{Path: r.Path, Err: r.writeErr, Saved: r.saved, Written: r.written}
 }
 
 // Logf prints a progress line.
@@ -93,11 +132,12 @@ func (r *Recorder) persist() {
 	defer r.mu.Unlock()
 	was := r.Run.Incomplete
 	r.Run.Incomplete = true
-	if err := r.Run.WriteAtomic(r.Path); err != nil && r.writeErr == nil {
+	if r.writeErr != nil {
+		// the run is stopping: the last complete file stays as it is
+	} else if err := r.Run.WriteAtomic(r.Path); err != nil {
 		r.writeErr = err
-		if r.Log != nil {
-			fmt.Fprintf(r.Log, "warning: could not save results so far: %v\n", err)
-		}
+	} else {
+		r.saved, r.written = len(r.Run.Results), true
 	}
 	r.Run.Incomplete = was
 }

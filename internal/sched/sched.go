@@ -201,7 +201,15 @@ func runPhase(ctx context.Context, units []*Unit, rounds int, rec *Recorder) (er
 				}
 				return fmt.Errorf("%s %s: %w", s.b.u.Name, s.cell.Name, err)
 			}
+			if err := ctx.Err(); err != nil {
+				// cut short: a cell returns quietly when interrupted, and
+				// what it did not finish is not done
+				return err
+			}
 			rec.cellDone()
+			if err := rec.NotSaved(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -381,5 +382,82 @@ func TestCellCounts(t *testing.T) {
 	if got.CellsPlanned != 12 || got.CellsDone != 5 || !got.Incomplete || len(got.Results) != 5 {
 		t.Errorf("file: planned %d done %d incomplete %v results %d; want 12 5 true 5",
 			got.CellsPlanned, got.CellsDone, got.Incomplete, len(got.Results))
+	}
+}
+
+// TestInterruptedCellNotDone: a cell cut short by an interrupt returns
+// quietly without a result; it is not counted done (issue 23, finding 7:
+// cells_done 4 with 3 results).
+func TestInterruptedCellNotDone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.json")
+	b := &fakeBackend{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	run := &result.Run{Schema: result.Schema}
+	us := units(b, []string{"baseline", "vxlan"}, nil)
+	for i := range us {
+		for j := range us[i].Cells {
+			inner := us[i].Cells[j].Run
+			us[i].Cells[j].Run = func(ctx context.Context, d backend.Deployment, round int, rec *Recorder) error {
+				if n++; n == 4 {
+					cancel() // as a pair cell does: no result, no error
+					return nil
+				}
+				return inner(ctx, d, round, rec)
+			}
+		}
+	}
+	err := Run(ctx, us, 2, &Recorder{Run: run, Path: path})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	got, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CellsDone != len(got.Results) || got.CellsDone != 3 {
+		t.Errorf("cells done %d with %d results; want 3 and 3", got.CellsDone, len(got.Results))
+	}
+}
+
+// TestWriteFailureStops: a results file that cannot be written stops the
+// run at once; the last complete file keeps the cells before it (issue
+// 23, finding 3: the run went on measuring what it could not keep).
+func TestWriteFailureStops(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "run.json")
+	moved := dir + ".moved"
+	b := &fakeBackend{}
+	n := 0
+	run := &result.Run{Schema: result.Schema}
+	err := Run(context.Background(), units(b, []string{"baseline", "vxlan"}, func(context.Context, int) error {
+		if n++; n == 3 {
+			// the folder goes away under the run: the next write fails
+			if err := os.Rename(dir, moved); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	}), 3, &Recorder{Run: run, Path: path})
+	var ns *NotSaved
+	if !errors.Is(err, ErrNotSaved) || !errors.As(err, &ns) {
+		t.Fatalf("error %v, want ErrNotSaved", err)
+	}
+	if n != 3 {
+		t.Errorf("%d cells ran, want the run to stop after the third", n)
+	}
+	if !ns.Written || ns.Saved != 2 || !strings.Contains(err.Error(), "holds the 2 results") {
+		t.Errorf("error %q (saved %d written %v), want the 2 saved results named", err, ns.Saved, ns.Written)
+	}
+	got, rerr := result.Read(filepath.Join(moved, "run.json"))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if len(got.Results) != 2 || !got.Incomplete {
+		t.Errorf("last complete file: %d results, incomplete %v; want 2, true", len(got.Results), got.Incomplete)
 	}
 }

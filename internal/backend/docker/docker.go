@@ -391,6 +391,7 @@ func (d *Deployment) start(ctx context.Context, p *pod, port string) error {
 		return err
 	}
 	p.Agent, p.PID = c, cj.State.Pid
+	c.Health = d.e.AgentHealth(cid, name)
 	p.IP = netip.IPv4Unspecified()
 	if d.kind.mode == "host" {
 		p.IP = netip.MustParseAddr("127.0.0.1")

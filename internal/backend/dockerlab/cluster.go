@@ -1,6 +1,7 @@
 package dockerlab
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/lab"
@@ -211,6 +213,7 @@ func (c *cluster) engineLocked(ctx context.Context, host int) (*engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.Unreachable = c.engineGone(h, proc)
 	en := &engine{host: h, dir: dir, proc: proc, e: e}
 	deadline := time.Now().Add(engineWait)
 	for {
@@ -225,7 +228,7 @@ func (c *cluster) engineLocked(ctx context.Context, host int) (*engine, error) {
 		}
 		select {
 		case <-proc.Done():
-			return nil, fmt.Errorf("the Docker engine of %s exited: %s", h.Name, oneLine(c.lab.LogTail("dockerd-"+h.Name, 3)))
+			return nil, agent.Cause(agent.ErrExited, fmt.Sprintf("the Docker engine cnperf started on lab host %s has exited as it started (its log ends: %s)", h.Name, cmp.Or(oneLine(c.lab.LogTail("dockerd-"+h.Name, 3)), "nothing")))
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -330,4 +333,18 @@ func (c *cluster) teardown() error {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " | ")), " ")
+}
+
+// engineGone is the error of a lab host's engine that does not answer: one
+// cnperf started, so the user's `systemctl start docker` is not the fix.
+func (c *cluster) engineGone(h *lab.Host, proc *lab.Proc) func(error) error {
+	return func(err error) error {
+		select {
+		case <-proc.Done():
+			return agent.Cause(agent.ErrExited, fmt.Sprintf("the Docker engine cnperf started on lab host %s has exited (its log ends: %s); the run cannot go on with it",
+				h.Name, cmp.Or(oneLine(c.lab.LogTail("dockerd-"+h.Name, 2)), "nothing")))
+		default:
+			return fmt.Errorf("the Docker engine cnperf started on lab host %s does not answer (%v)", h.Name, err)
+		}
+	}
 }

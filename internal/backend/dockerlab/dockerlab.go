@@ -570,6 +570,7 @@ func (d *Deployment) start(ctx context.Context, p *pod) error {
 		return err
 	}
 	p.Agent, p.PID = c, cj.State.Pid
+	c.Health = p.en.e.AgentHealth(cid, name)
 	p.IP = p.en.host.IP
 	if d.kind.mode == modeOverlay || d.kind.mode == modeMacvlan {
 		p.IP = netip.Addr{}

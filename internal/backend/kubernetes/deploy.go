@@ -485,6 +485,7 @@ func (d *Deployment) connectAgents(ctx context.Context) error {
 				p.kp.name, p.port, clip(why), log, RBACDoc)
 		}
 		p.Agent = c // its pid, in the pod's PID namespace, means nothing here
+		c.Health = d.agentHealth(p, name, t)
 	}
 	return nil
 }

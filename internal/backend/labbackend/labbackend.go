@@ -248,6 +248,10 @@ func (b *Backend) DeployLab(ctx context.Context, topo backend.Topology) (d *Depl
 	err = l.Each(ctx, len(topo.Pods), func(ctx context.Context, i int) error {
 		ps, pod := topo.Pods[i], order[i]
 		key := "agent-" + ps.Name
+		if ps.NoAgent {
+			states[i] = &podState{Pod: backend.Pod{Name: ps.Name, Host: pod.Host.Index, IP: pod.IP, NetNS: pod.NetNS}, lp: pod, key: key}
+			return nil
+		}
 		c, pid, err := b.startAgent(ctx, l, pod, key, ps.CPU)
 		if err != nil {
 			return err
@@ -321,6 +325,8 @@ func (b *Backend) startAgent(ctx context.Context, l *lab.Lab, pod *lab.Pod, key 
 		}
 		return nil, 0, err
 	}
+	// a job the agent does not answer in time names what became of it
+	c.Health = agent.ProcessHealth(pid)
 	return c, pid, nil
 }
 

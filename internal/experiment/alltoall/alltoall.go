@@ -9,6 +9,12 @@
 // N × placement is a cell of the interleaved rounds, its result the time
 // per round (percentiles over every pod's rounds) and the aggregate
 // throughput, checked against the exact count of messages expected.
+//
+// In the local lab the pods run no agents: this process holds every pod's
+// sockets, made inside the pod's namespace (workload alltoall's Exchange),
+// so N reaches 1,000 where the open-file hard limit holds N·(N-1) sockets
+// (MaxPods); elsewhere each pod is an agent (MaxAgentPods). Every pod
+// still exchanges with every other in every round: nothing is sampled.
 package alltoall
 
 import (
@@ -22,6 +28,7 @@ import (
 	"net/netip"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/measure"
@@ -55,8 +62,28 @@ const (
 	LastPort  = 65535
 )
 
-// MaxPods bounds N: every pod is a namespace and an agent process here.
-const MaxPods = 64
+// MaxPods bounds N in the local lab, where one process holds every pod's
+// sockets (workload alltoall's Exchange): a thousand pods, as the studies'
+// scale asks. Where a pod is an agent process (Docker, Kubernetes),
+// MaxAgentPods bounds it: 64 agents of about 6 MB each of their own.
+const (
+	MaxPods      = 1000
+	MaxAgentPods = 64
+)
+
+// maxPodsOf is N's bound on p's backend.
+func maxPodsOf(p *experiment.Plan) int {
+	if inProcess(p) {
+		return MaxPods
+	}
+	return MaxAgentPods
+}
+
+// inProcess says whether p's backend gives local namespaces, where the
+// exchange runs in this process instead of in an agent per pod.
+func inProcess(p *experiment.Plan) bool {
+	return p.Backend == nil || p.Backend.Name() == labbackend.Name
+}
 
 // AllToAll is the experiment.
 type AllToAll struct{}
@@ -95,9 +122,15 @@ func spreadsOf(p *experiment.Plan) []string {
 
 // Validate implements experiment.Experiment.
 func (AllToAll) Validate(p *experiment.Plan, _ []string) error {
+	limit := maxPodsOf(p)
 	for _, n := range podsOf(p) {
-		if n < 2 || n > MaxPods {
-			return fmt.Errorf("--pods %d: all-to-all needs 2 to %d pods (each is a namespace and a process on this machine); e.g. --pods 2,4,8", n, MaxPods)
+		if n < 2 || n > limit {
+			return fmt.Errorf("--pods %d: all-to-all needs 2 to %d pods on this backend; e.g. --pods 2,4,8", n, limit)
+		}
+		if inProcess(p) {
+			if err := a2a.CheckFDLimit(n); err != nil {
+				return fmt.Errorf("--pods %d: %w", n, err)
+			}
 		}
 	}
 	for _, s := range spreadsOf(p) {
@@ -186,7 +219,7 @@ func (AllToAll) Units(p *experiment.Plan, _ []string) ([]sched.Unit, error) {
 				if strings.HasPrefix(name, "a2-") {
 					host, topo.Hosts = 2, 2
 				}
-				topo.Pods = append(topo.Pods, backend.PodSpec{Name: name, Host: host, CPU: -1})
+				topo.Pods = append(topo.Pods, backend.PodSpec{Name: name, Host: host, CPU: -1, NoAgent: inProcess(p)})
 			}
 		}
 		u := sched.Unit{Name: net, Backend: p.Backend, Topology: topo, Skip: result.Skip{Network: net}}
@@ -228,6 +261,9 @@ func Measure(ctx context.Context, d backend.Deployment, w workload.Workload, par
 	}
 	for k, v := range d.Params() {
 		res.Params[k] = v
+	}
+	if local(d, pods) {
+		return measureHere(ctx, d, w, params, pods, res)
 	}
 	jobs := make([]workload.Params, n)
 	for i := range pods {

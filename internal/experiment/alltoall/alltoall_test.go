@@ -1,12 +1,14 @@
 package alltoall
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
+	a2a "github.com/cnperf/cnperf/internal/workload/alltoall"
 )
 
 func TestLayout(t *testing.T) {
@@ -28,18 +30,42 @@ func TestLayout(t *testing.T) {
 
 func TestValidateUnits(t *testing.T) {
 	cases := []experiment.Case{{Network: "host-gw", Placement: backend.SameHost}, {Network: "host-gw", Placement: backend.CrossHost}}
+	// the local lab (nil backend: the default) takes 1,000 pods, a backend
+	// of an agent per pod 64
+	docker := agentBackend{"docker"}
+	want1000 := "" // 1,000 pods need an open-file hard limit of 1,000,256
+	if a2a.CheckFDLimit(1000) != nil {
+		want1000 = "--pods 1000: not enough file descriptors"
+	}
 	for _, tc := range []struct {
+		be      backend.Backend
 		pods    []int
 		spreads []string
-		want    string
+		want    string // "" accepts
 	}{
-		{[]int{1}, nil, "--pods 1"},
-		{[]int{2, 65}, nil, "--pods 65"},
-		{nil, []string{"diagonal"}, "--spread \"diagonal\""},
+		{nil, []int{1}, nil, "--pods 1"},
+		{nil, []int{2, 1000}, nil, want1000},
+		{nil, []int{2, 1001}, nil, "--pods 1001: all-to-all needs 2 to 1000 pods"},
+		{docker, []int{2, 64}, nil, ""},
+		{docker, []int{2, 65}, nil, "--pods 65: all-to-all needs 2 to 64 pods"},
+		{nil, nil, []string{"diagonal"}, "--spread \"diagonal\""},
 	} {
-		p := &experiment.Plan{Cases: cases, Workloads: []string{"alltoall"}, AllToAllPods: tc.pods, Spreads: tc.spreads}
-		if err := (AllToAll{}).Validate(p, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+		p := &experiment.Plan{Cases: cases, Workloads: []string{"alltoall"}, AllToAllPods: tc.pods, Spreads: tc.spreads, Backend: tc.be}
+		err := (AllToAll{}).Validate(p, nil)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%v %v: %v, want %q", tc.pods, tc.spreads, err, tc.want)
+		}
+		if err != nil {
+			continue
+		}
+		units, err := (AllToAll{}).Units(p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ps := range units[0].Topology.Pods {
+			if ps.NoAgent != (tc.be == nil) {
+				t.Fatalf("%v: pod %s NoAgent %v", tc.be, ps.Name, ps.NoAgent)
+			}
 		}
 	}
 	p := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_rr", "alltoall"}, AllToAllPods: []int{2, 8}}
@@ -70,4 +96,15 @@ func TestValidateUnits(t *testing.T) {
 	if strings.Join(names, ",") != want {
 		t.Errorf("cells %v", names)
 	}
+}
+
+// agentBackend is a backend whose pods are agent processes.
+type agentBackend struct{ name string }
+
+func (b agentBackend) Name() string                                  { return b.name }
+func (agentBackend) Check(string) error                              { return nil }
+func (agentBackend) Allows(string, backend.Placement) (bool, string) { return true, "" }
+func (agentBackend) Placements(string) ([]backend.Placement, error)  { return nil, nil }
+func (agentBackend) Deploy(context.Context, backend.Topology) (backend.Deployment, error) {
+	return nil, nil
 }

@@ -2,7 +2,10 @@
 // into Chart.js configurations. It draws nothing by hand. After drawing,
 // each <figure> gets data-points, the data elements Chart.js laid out, and
 // data-drawn, the non-blank pixels of its canvas, which the page test
-// reads; errors go to #js-errors.
+// reads; errors go to #js-errors. Opened as report.html#measure, it also
+// writes what the page test checks of the layout: each figure's rendered
+// width and place (data-width, data-top, data-bottom), the summary's place,
+// the smallest text on the page (body data-min-font) and its colours.
 (function () {
   "use strict";
   var errors = [];
@@ -13,6 +16,8 @@
   }
   window.addEventListener("error", function (e) { report(String(e.message)); });
 
+  var dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+  var fg = dark ? "#e6e6e6" : "#222", grid = dark ? "rgba(255,255,255,0.15)" : "rgba(0,0,0,0.1)";
   var palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
     "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939"];
   function color(i, alpha) {
@@ -67,7 +72,7 @@
     });
     if (c.ref !== undefined) {
       datasets.push({
-        type: "line", label: c.ref_label, borderColor: "#000", borderDash: [6, 4], borderWidth: 1.5,
+        type: "line", label: c.ref_label, borderColor: fg, borderDash: [6, 4], borderWidth: 1.5,
         pointRadius: 0, data: c.labels.map(function () { return c.ref; })
       });
     }
@@ -125,7 +130,7 @@
     });
     if (c.ref !== undefined) {
       datasets.push({
-        type: "line", label: c.ref_label, borderColor: "#000", borderDash: [6, 4], borderWidth: 1.5,
+        type: "line", label: c.ref_label, borderColor: fg, borderDash: [6, 4], borderWidth: 1.5,
         pointRadius: 0, data: c.labels.map(function () { return c.ref; })
       });
     }
@@ -150,19 +155,23 @@
     Chart.defaults.animation = false;
     Chart.defaults.responsive = true;
     Chart.defaults.maintainAspectRatio = false;
-    Chart.defaults.font.size = 12;
+    Chart.defaults.font.size = 13;
+    Chart.defaults.color = fg;
+    Chart.defaults.borderColor = grid;
+    var charts = [];
     (window.CNPERF_CHARTS || []).forEach(function (c) {
       var fig = document.getElementById(c.id);
       if (!fig) { report("no figure for chart " + c.id); return; }
       try {
         var cfg = kinds[c.kind](c);
         cfg.options.plugins = {
-          title: { display: true, text: c.title },
+          title: { display: true, text: c.title, font: { size: 15, weight: "bold" } },
           legend: { position: "bottom" },
           tooltip: { mode: "nearest", intersect: false }
         };
         var canvas = fig.querySelector("canvas");
         var ch = new Chart(canvas, cfg);
+        charts.push(ch);
         var points = 0;
         ch.data.datasets.forEach(function (d, i) {
           ch.getDatasetMeta(i).data.forEach(function (el, j) {
@@ -176,7 +185,38 @@
         report("chart " + c.id + ": " + e);
       }
     });
+    // paper is narrower than the screen: fit the charts to it
+    window.addEventListener("beforeprint", function () { charts.forEach(function (ch) { ch.resize(); }); });
+    window.addEventListener("afterprint", function () { charts.forEach(function (ch) { ch.resize(); }); });
+    if (location.hash === "#measure") measure();
     document.body.setAttribute("data-charts-done", String((window.CNPERF_CHARTS || []).length));
+  }
+
+  function measure() {
+    function place(el) {
+      var r = el.getBoundingClientRect();
+      el.setAttribute("data-width", String(Math.round(r.width)));
+      el.setAttribute("data-top", String(Math.round(r.top + window.scrollY)));
+      el.setAttribute("data-bottom", String(Math.round(r.bottom + window.scrollY)));
+    }
+    document.querySelectorAll("figure.chart canvas, #answer").forEach(place);
+    document.querySelectorAll("figure.chart").forEach(function (fig) {
+      var c = fig.querySelector("canvas");
+      ["width", "top", "bottom"].forEach(function (a) { fig.setAttribute("data-" + a, c.getAttribute("data-" + a)); });
+    });
+    var least = 1000;
+    document.querySelectorAll("body *").forEach(function (el) {
+      if (el.offsetParent === null && el.tagName !== "BODY") return; // not shown
+      for (var n = el.firstChild; n; n = n.nextSibling) {
+        if (n.nodeType === 3 && n.textContent.trim() !== "") {
+          least = Math.min(least, parseFloat(getComputedStyle(el).fontSize));
+          break;
+        }
+      }
+    });
+    document.body.setAttribute("data-min-font", String(least));
+    document.body.setAttribute("data-bg", getComputedStyle(document.body).backgroundColor);
+    document.body.setAttribute("data-viewport", window.innerWidth + "x" + window.innerHeight);
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", draw);
   else draw();

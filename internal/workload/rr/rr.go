@@ -202,7 +202,10 @@ func (TCPRR) Run(ctx context.Context, p workload.Params, addr netip.AddrPort) (w
 			if ctx.Err() != nil {
 				return r, ctx.Err()
 			}
-			return r, fmt.Errorf("tcp_rr: server closed the connection (%v)", err)
+			if err != nil {
+				return r, fmt.Errorf("tcp_rr: server closed the connection (%v)", err)
+			}
+			return r, errors.New("tcp_rr: server closed the connection")
 		}
 		h.Record(time.Since(t))
 		r.Transactions++
