@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/golden"
+	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 )
 
@@ -305,6 +306,43 @@ func TestPullSecretAccess(t *testing.T) {
 	for _, bad := range []string{"Reg Cred", "a/b/c", "/x"} {
 		if err := (Options{Image: testImage, PullSecret: bad}).Validate(); err == nil || !strings.Contains(err.Error(), "--image-pull-secret") {
 			t.Errorf("--image-pull-secret %q: %v", bad, err)
+		}
+	}
+}
+
+// TestRegistered: the placement flags and --image-pull-secret are the
+// registered backend's flags, checked by CheckFlags, and cross-zone comes
+// from the run's --placement through Config.Placements.
+func TestRegistered(t *testing.T) {
+	info, err := backend.Get(Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range append([]string{"image-pull-secret"}, placementFlags...) {
+		if !slices.ContainsFunc(info.Flags, func(s option.Spec) bool { return s.Name == n }) {
+			t.Errorf("flag --%s not registered", n)
+		}
+	}
+	for _, c := range []struct {
+		values map[string]string
+		errHas string
+	}{
+		{map[string]string{"image": "x:1", "nodes": "a,b", "tolerate": "k:NoSchedule", "image-pull-secret": "ns/cred"}, ""},
+		{map[string]string{"image": "x:1", "tolerate": "k"}, "--tolerate k: toleration \"k\" has no effect"},
+		{map[string]string{"image": "x:1", "node-selector-server": "zone"}, "is not a node label K=V"},
+		{map[string]string{"image": "x:1", "image-pull-secret": "Bad Name"}, "--image-pull-secret \"Bad Name\""},
+		{map[string]string{"nodes": "a,b"}, "needs --image"},
+	} {
+		err := info.CheckFlags(c.values)
+		if (c.errHas == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.errHas) {
+			t.Errorf("CheckFlags(%v) = %v; want %q", c.values, err, c.errHas)
+		}
+	}
+	flags := map[string]string{"image": "x:1", "nodes": "a,b", "image-pull-secret": "cred"}
+	for _, own := range [][]string{nil, {CrossZone}} {
+		b := info.New(backend.Config{Flags: flags, Placements: own}).(*Backend)
+		if b.Opts.Placement.CrossZone != (own != nil) || strings.Join(b.Opts.Placement.Nodes, ",") != "a,b" || b.Opts.PullSecret != "cred" {
+			t.Errorf("New with placements %v: %+v", own, b.Opts)
 		}
 	}
 }
