@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"flag"
 	"strings"
 	"testing"
 
@@ -125,5 +126,28 @@ func TestBackendPlacements(t *testing.T) {
 	}
 	if u := plan.PlacementUsage(); !strings.Contains(u, "--backend kubernetes also cross-zone (cross-host: chooses nodes of two zones of a cluster)") {
 		t.Errorf("PlacementUsage() = %q", u)
+	}
+}
+
+// TestBackendListFlags: a backend's list flag given twice keeps both
+// values (--tolerate is repeatable), a string flag the last.
+func TestBackendListFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		flag string
+		want string
+	}{
+		{[]string{"--tolerate", "a:NoSchedule", "--tolerate", "b=c:NoExecute"}, "tolerate", "a:NoSchedule,b=c:NoExecute"},
+		{[]string{"--node-selector", "x=1"}, "node-selector", "x=1"},
+		{[]string{"--image", "a:1", "--image", "b:2"}, "image", "b:2"},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		flags := plan.FlagsOfBackends(fs, false)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := *flags[tc.flag]; got != tc.want {
+			t.Errorf("%v: --%s = %q; want %q", tc.args, tc.flag, got, tc.want)
+		}
 	}
 }

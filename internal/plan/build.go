@@ -502,10 +502,38 @@ func FlagsOfBackends(fs *flag.FlagSet, clean bool) map[string]*string {
 			if _, dup := out[f.Name]; dup || (clean && !slices.Contains(i.CleanFlags, f.Name)) {
 				continue
 			}
+			if f.Kind == option.List { // repeatable: the values joined
+				v := &listFlag{s: f.Default}
+				fs.Var(v, f.Name, f.Help)
+				out[f.Name] = &v.s
+				continue
+			}
 			out[f.Name] = fs.String(f.Name, f.Default, f.Help)
 		}
 	}
 	return out
+}
+
+// listFlag is a backend's list flag: given twice, its values are joined
+// with a comma (--tolerate a:NoSchedule --tolerate b:NoSchedule).
+type listFlag struct {
+	s   string
+	set bool
+}
+
+func (l *listFlag) String() string {
+	if l == nil {
+		return ""
+	}
+	return l.s
+}
+
+func (l *listFlag) Set(v string) error {
+	if l.set && l.s != "" && v != "" {
+		v = l.s + "," + v
+	}
+	l.s, l.set = v, true
+	return nil
 }
 
 // CleanUsage is clean's --backend help: what each backend's cleaner removes.
