@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -233,6 +235,7 @@ func TestLocalKubernetesCluster(t *testing.T) {
 
 	kubePlacement(t, ctx, bin, kubectl, bad)
 	kubeRegistry(t, ctx, bin, kubectl, bad)
+	t.Run("frozen agent", func(t *testing.T) { kubeFrozenAgent(t, kubectl) })
 
 	start = time.Now()
 	down()
@@ -425,6 +428,100 @@ func kubeRegistry(t *testing.T, ctx context.Context, bin string, kubectl func(ar
 			t.Errorf("registry :%d: no node pulled the image; its log:\n%s", 5000+i, tail(b, 20))
 		}
 	}
+}
+
+// kubeFrozenAgent is issue 23's frozen agent on the real cluster: once
+// round 1 shows, the server pod's agent process is stopped (SIGSTOP, from
+// this host: a node's containers are processes here, found by the pod's
+// cgroup). The pod still runs as far as the API says, so each cell fails
+// at its deadline (README: the client's report within d + 2 × (10 s +
+// d/4), 23 s for a 2 s cell) and the run ends by itself, exits 4 naming
+// the failed cells, keeps every cell in a valid file and leaves no
+// namespace.
+func kubeFrozenAgent(t *testing.T, kubectl func(args ...string) []byte) {
+	c := startChaosIn(t, "kf", filepath.Join(t.TempDir(), "frozen.json"), nil, []string{"ip", "netns", "exec", kubeCPNetns},
+		"--backend", "kubernetes", "--kubeconfig", kubeConfig, "--image", kubeAgentImage, "--networks", "pod", "--no-baseline",
+		"--workloads", "tcp_rr,tcp_stream", "--duration", "2s", "--repeat", "2", "--placement", "cross-node")
+	defer func() { // whatever happened, nothing of the run stays on the cluster
+		kubectl("delete", "namespaces", "-l", "cnperf.run="+c.id, "--wait=false", "--ignore-not-found")
+	}()
+	c.waitLine("round 1", 3*time.Minute)
+	time.Sleep(500 * time.Millisecond) // mid-cell
+	var pods struct {
+		Items []struct {
+			Metadata struct{ Name, UID string }
+		}
+	}
+	if err := json.Unmarshal(kubectl("get", "pods", "-A", "-l", "cnperf.run="+c.id, "-o", "json"), &pods); err != nil {
+		t.Fatal(err)
+	}
+	server, uid := "", ""
+	for _, p := range pods.Items {
+		if strings.HasPrefix(p.Metadata.Name, "s") { // cross-node: s2, on host 2
+			server, uid = p.Metadata.Name, p.Metadata.UID
+		}
+	}
+	if uid == "" {
+		t.Fatalf("no server pod of run %s among %+v", c.id, pods.Items)
+	}
+	pids := kubePodAgents(uid)
+	if len(pids) == 0 {
+		t.Fatalf("no agent process in the cgroup of pod %s (uid %s)", server, uid)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	}
+	t.Logf("stopped the agent of pod %s: pids %v", server, pids)
+	// four cells of 2 s, each ending at its deadline (23 s), the
+	// namespaces' removal after
+	c.wait(4*time.Minute, 4, "failed: 4 of 4 measurements", "server on "+server)
+	r := c.results(4)
+	if r.Incomplete || r.CellsDone != 4 {
+		t.Errorf("file: incomplete %v, cells done %d; want a complete run of 4", r.Incomplete, r.CellsDone)
+	}
+	for _, res := range r.Results {
+		if res.Error == "" {
+			t.Errorf("round %d %s measured with its server stopped", res.Round, res.Workload)
+		}
+	}
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGCONT)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ns := strings.TrimSpace(string(kubectl("get", "namespaces", "-l", "cnperf.run="+c.id, "-o", "name")))
+		if ns == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the run left namespaces: %s", ns)
+			break
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// kubePodAgents are the cnperf agent processes of the pod with uid: those
+// in its cgroup (kubelet names it pod<uid>, with dashes or, for systemd,
+// underscores) whose program is the image's /cnperf.
+func kubePodAgents(uid string) []int {
+	var out []int
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cg, err := os.ReadFile(p + "/cgroup")
+		if err != nil || !strings.Contains(string(cg), "pod"+uid) && !strings.Contains(string(cg), "pod"+strings.ReplaceAll(uid, "-", "_")) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(p + "/cmdline")
+		if argv := strings.Split(string(cmdline), "\x00"); argv[0] == "/cnperf" {
+			pid, _ := strconv.Atoi(filepath.Base(p))
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // kubeLeftovers lists what of the local cluster is still there: its
