@@ -23,6 +23,7 @@ PACKAGES=(
   containerd     # cnperf cluster: each node's container runtime
   runc           # containerd's OCI runtime
   containernetworking-plugins  # startup_cni: the real CNI plugins; cnperf cluster: the pod network
+  docker-registry  # cnperf image push: the agent image test's registry on loopback
   clang          # eBPF: regenerating objects
   llvm
   libbpf-dev
@@ -46,13 +47,19 @@ fi
 # nginx-light's package starts a system nginx on port 80 when it is first
 # installed; cnperf starts its own inside pods. Stop the one we just caused,
 # never one that was already there.
-if [[ " ${missing[*]:-} " == *" nginx-light "* ]]; then
-  if command -v systemctl >/dev/null && systemctl is-active -q nginx 2>/dev/null; then
-    systemctl stop nginx || true
-  elif [ -x /etc/init.d/nginx ]; then
-    /etc/init.d/nginx stop >/dev/null 2>&1 || true
+# docker-registry's likewise starts a registry on :5000; the tests start
+# their own on a free loopback port.
+for svc in nginx docker-registry; do
+  pkg=$svc
+  [[ $svc == nginx ]] && pkg=nginx-light
+  if [[ " ${missing[*]:-} " == *" $pkg "* ]]; then
+    if command -v systemctl >/dev/null && systemctl is-active -q "$svc" 2>/dev/null; then
+      systemctl stop "$svc" || true
+    elif [ -x "/etc/init.d/$svc" ]; then
+      "/etc/init.d/$svc" stop >/dev/null 2>&1 || true
+    fi
   fi
-fi
+done
 
 if ! command -v go >/dev/null; then
   if [ -x /usr/local/go/bin/go ]; then

@@ -41,8 +41,16 @@ type chaos struct {
 // (prefix + a fresh one) and environment env.
 func startChaos(t *testing.T, prefix, out string, env []string, args ...string) *chaos {
 	t.Helper()
+	return startChaosIn(t, prefix, out, env, nil, args...)
+}
+
+// startChaosIn is startChaos with the run's command line prefixed by
+// wrap (ip netns exec NS, for a cluster reachable there alone).
+func startChaosIn(t *testing.T, prefix, out string, env, wrap []string, args ...string) *chaos {
+	t.Helper()
 	c := &chaos{t: t, id: prefix + lab.NewID()[:6], out: out, lines: make(chan string, 1000), done: make(chan struct{})}
-	c.cmd = exec.Command(cnperf(t), append([]string{"run", "--out", out}, args...)...)
+	argv := append(append(append([]string(nil), wrap...), cnperf(t), "run", "--out", out), args...)
+	c.cmd = exec.Command(argv[0], argv[1:]...)
 	c.cmd.Env = append(append(os.Environ(), "CNPERF_RUN_ID="+c.id), env...)
 	c.cmd.Stdout = &c.stdout
 	errPipe, err := c.cmd.StderrPipe()

@@ -214,6 +214,15 @@ var badInputs = []struct {
 	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--kubeconfig", "/nonexistent/kubeconfig", "--placement", "same-node,cross-node"}, "--kubeconfig /nonexistent/kubeconfig: no such file or directory; give the cluster's kubeconfig file"},
 	{[]string{"clean", "--backend", "kubernetes", "--kubeconfig", "/nonexistent/kubeconfig"}, "--kubeconfig /nonexistent/kubeconfig: no such file or directory"},
 	{[]string{"clean", "--kubeconfig", "/etc/passwd"}, "--kubeconfig applies to clean --backend kubernetes; drop it"},
+	// placement and the agent image on a real cluster (issue 24)
+	{[]string{"run", "--networks", "host", "--nodes", "n1,n2"}, "--nodes applies to --backend kubernetes; drop it"},
+	{[]string{"run", "--networks", "host", "--tolerate", "a:NoSchedule"}, "--tolerate applies to --backend kubernetes"},
+	{[]string{"run", "--networks", "host", "--placement", "cross-zone"}, "--placement cross-zone chooses nodes of two zones of a cluster; use it with --backend kubernetes alone"},
+	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--tolerate", "dedicated"}, "toleration \"dedicated\" has no effect; use KEY[=VALUE]:EFFECT"},
+	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--node-selector-client", "zone"}, "is not a node label K=V; use such as"},
+	{[]string{"run", "--backend", "kubernetes", "--image", "cnperf:1", "--image-pull-secret", "Bad Name"}, "--image-pull-secret \"Bad Name\": use NAME or NAMESPACE/NAME"},
+	{[]string{"image", "push"}, "push where? use `cnperf image push REGISTRY/REPOSITORY:TAG`"},
+	{[]string{"image", "frobnicate"}, `unknown image command "frobnicate"; use`},
 	// issue 27: every output path checked before any work
 	{[]string{"run", "--networks", "host", "--csv", "/etc/hostname"}, "--csv /etc/hostname: not a folder"},
 	{[]string{"run", "--networks", "host", "--openmetrics", "OUT/no/m.prom"}, "does not exist"},

@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,7 +82,7 @@ func TestLocalKubernetesCluster(t *testing.T) {
 	})
 
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	if out, err := cluster(ctx, "up", "--nodes", "2").CombinedOutput(); err != nil {
 		t.Fatalf("cnperf cluster up --nodes 2: %v\n%s", err, tail(out, 40))
@@ -229,6 +233,10 @@ func TestLocalKubernetesCluster(t *testing.T) {
 		"--kubeconfig", kubeConfig, "--image", kubeAgentImage, "--placement", "cross-node")
 	kubectl("uncordon", "n2")
 
+	kubePlacement(t, ctx, bin, kubectl, bad)
+	kubeRegistry(t, ctx, bin, kubectl, bad)
+	t.Run("frozen agent", func(t *testing.T) { kubeFrozenAgent(t, kubectl) })
+
 	start = time.Now()
 	down()
 	isDown = true
@@ -236,6 +244,284 @@ func TestLocalKubernetesCluster(t *testing.T) {
 	for _, left := range kubeLeftovers() {
 		t.Errorf("left after down: %s", left)
 	}
+}
+
+// kubePlacement is issue 24's placement on the real cluster: the nodes
+// labelled with two zones, one tainted, each option chooses the nodes it
+// says (the result's params name them) or refuses in one line naming the
+// nodes and zones it found.
+func kubePlacement(t *testing.T, ctx context.Context, bin string, kubectl func(args ...string) []byte, bad func(name, want string, args ...string)) {
+	const zone = "topology.kubernetes.io/zone"
+	kubectl("label", "--overwrite", "node", "n1", zone+"=zone-a", "node.kubernetes.io/instance-type=local-a")
+	kubectl("label", "--overwrite", "node", "n2", zone+"=zone-b", "node.kubernetes.io/instance-type=local-b")
+	defer kubectl("label", "node", "n1", "n2", zone+"-", "node.kubernetes.io/instance-type-")
+	nodesOf := func(name string, args ...string) (nodes, zones, types string) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "placement.json")
+		base := []string{"netns", "exec", kubeCPNetns, bin, "run", "--backend", "kubernetes", "--quiet", "--kubeconfig", kubeConfig,
+			"--image", kubeAgentImage, "--networks", "pod", "--no-baseline", "--workloads", "tcp_rr", "--duration", "1s", "--out", out}
+		cmd := exec.CommandContext(ctx, "ip", append(base, args...)...)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v: %s", name, err, tail(msg, 5))
+			return
+		}
+		r, err := result.Read(out)
+		if err != nil || len(r.Results) == 0 {
+			t.Errorf("%s: %v, %d results", name, err, len(r.Results))
+			return
+		}
+		// every round on the same nodes
+		pm := r.Results[0].Params
+		s := func(k string) string { v, _ := pm[k].(string); return v }
+		for _, res := range r.Results {
+			if res.Error != "" || fmt.Sprint(res.Params["kubernetes_nodes"]) != s("kubernetes_nodes") {
+				t.Errorf("%s: round %d on %v: %s", name, res.Round, res.Params["kubernetes_nodes"], res.Error)
+			}
+		}
+		if k := r.Environment.Kubernetes; k == nil || k.Placement == "" {
+			t.Errorf("%s: the environment does not say how the nodes were chosen", name)
+		}
+		t.Logf("%s: %s, %s, %s", name, s("kubernetes_nodes"), s("kubernetes_zones"), s("kubernetes_instance_types"))
+		return s("kubernetes_nodes"), s("kubernetes_zones"), s("kubernetes_instance_types")
+	}
+	for _, c := range []struct {
+		name, nodes, zones string
+		args               []string
+	}{
+		{"--nodes n2,n1", "c1=n2 s2=n1", "c1=zone-b s2=zone-a", []string{"--nodes", "n2,n1", "--placement", "cross-node"}},
+		{"--node-selector-client zone-b", "c1=n2 s2=n1", "c1=zone-b s2=zone-a", []string{"--node-selector-client", zone + "=zone-b", "--placement", "cross-node"}},
+		{"--node-selector zone-b, same-node", "c1=n2 s1=n2", "c1=zone-b s1=zone-b", []string{"--node-selector", zone + "=zone-b", "--placement", "same-node"}},
+		{"--placement cross-zone", "c1=n1 s2=n2", "c1=zone-a s2=zone-b", []string{"--placement", "cross-zone"}},
+	} {
+		nodes, zones, types := nodesOf(c.name, c.args...)
+		if nodes != c.nodes || zones != c.zones || !strings.Contains(types, "local-") {
+			t.Errorf("%s: ran on %q in %q (%q); want %q in %q", c.name, nodes, zones, types, c.nodes, c.zones)
+		}
+	}
+	// a tainted node: refused, named with the taint, until tolerated
+	kubectl("taint", "node", "n2", "dedicated=perf:NoSchedule")
+	defer kubectl("taint", "node", "n2", "dedicated=perf:NoSchedule-")
+	bad("cross-zone, the other zone's node tainted", "--placement cross-zone needs nodes in two topology.kubernetes.io/zone values; the schedulable nodes are in zone-a (n1) (not usable: n2 tainted dedicated=perf:NoSchedule: add --tolerate dedicated=perf:NoSchedule)",
+		"--kubeconfig", kubeConfig, "--image", kubeAgentImage, "--networks", "pod", "--placement", "cross-zone")
+	bad("--nodes on a tainted node", "--nodes n1,n2: node n2 is tainted dedicated=perf:NoSchedule: add --tolerate dedicated=perf:NoSchedule",
+		"--kubeconfig", kubeConfig, "--image", kubeAgentImage, "--networks", "pod", "--nodes", "n1,n2")
+	nodes, _, _ := nodesOf("cross-zone, tolerated", "--placement", "cross-zone", "--tolerate", "dedicated=perf:NoSchedule")
+	if nodes != "c1=n1 s2=n2" {
+		t.Errorf("cross-zone with the taint tolerated ran on %q; want c1=n1 s2=n2", nodes)
+	}
+	// one zone only: refused with the zone found
+	kubectl("label", "--overwrite", "node", "n2", zone+"=zone-a")
+	bad("one zone", "--placement cross-zone needs nodes in two topology.kubernetes.io/zone values; the schedulable nodes are in zone-a (n1, n2)",
+		"--kubeconfig", kubeConfig, "--image", kubeAgentImage, "--networks", "pod", "--placement", "cross-zone", "--tolerate", "dedicated=perf:NoSchedule")
+}
+
+// kubeRegistry is issue 24's agent image from a registry: Debian's
+// docker-registry on the control-plane host (`cnperf cluster up` points
+// the nodes' containerd at it: 127.0.0.1:5000 mirrored to the control
+// plane's address, and 10.100.0.250:5001 with htpasswd authentication),
+// `cnperf image push` from there, then runs whose nodes pull the image
+// instead of using the imported one; the authenticated registry only with
+// --image-pull-secret.
+func kubeRegistry(t *testing.T, ctx context.Context, bin string, kubectl func(args ...string) []byte, bad func(name, want string, args ...string)) {
+	reg, err := exec.LookPath("docker-registry")
+	if err != nil {
+		t.Error("the registry part needs Debian's docker-registry (scripts/install-deps.sh installs it)")
+		return
+	}
+	// the image carries a static cnperf of this tree
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "cnperf-static")
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", agent, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building a static cnperf: %v: %s", err, out)
+	}
+	const (
+		user = "cnperf"
+		pass = "s3cret-test"
+		hash = "cnperf:$2y$05$psgGtojSqYGzySKiQUCwW.Emn5C8VLdcdSs3hcIqsngn7IBjqfrCS" // htpasswd -Bbn cnperf s3cret-test
+	)
+	os.WriteFile(filepath.Join(dir, "htpasswd"), []byte(hash+"\n"), 0o600)
+	var logs []string
+	for _, r := range []struct {
+		port int
+		auth string
+	}{{5000, ""}, {5001, "auth: {htpasswd: {realm: cnperf-test, path: " + dir + "/htpasswd}}\n"}} {
+		cfg := filepath.Join(dir, fmt.Sprintf("registry-%d.yml", r.port))
+		os.WriteFile(cfg, []byte(fmt.Sprintf("version: 0.1\nlog: {level: info}\nstorage: {filesystem: {rootdirectory: %s/data-%d}}\nhttp: {addr: \":%d\"}\n%s",
+			dir, r.port, r.port, r.auth)), 0o600)
+		logPath := filepath.Join(dir, fmt.Sprintf("registry-%d.log", r.port))
+		logs = append(logs, logPath)
+		lf, _ := os.Create(logPath)
+		cmd := exec.Command("ip", "netns", "exec", kubeCPNetns, reg, "serve", cfg)
+		cmd.Stdout, cmd.Stderr = lf, lf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+			lf.Close()
+		}()
+	}
+	time.Sleep(time.Second)
+	inCP := func(env []string, args ...string) ([]byte, error) {
+		cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", kubeCPNetns}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		return cmd.CombinedOutput()
+	}
+	tag := "t" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
+	open := "127.0.0.1:5000/cnperf-agent:" + tag
+	if out, err := inCP(nil, bin, "image", "push", open, "--binary", agent); err != nil {
+		t.Fatalf("cnperf image push %s: %v: %s", open, err, out)
+	} else {
+		t.Logf("%s", strings.TrimSpace(string(out)))
+	}
+	home := filepath.Join(dir, "home")
+	os.MkdirAll(filepath.Join(home, ".docker"), 0o700)
+	os.WriteFile(filepath.Join(home, ".docker", "config.json"), []byte(fmt.Sprintf(`{"auths": {"10.100.0.250:5001": {"auth": %q}}}`,
+		base64.StdEncoding.EncodeToString([]byte(user+":"+pass)))), 0o600)
+	private := "10.100.0.250:5001/cnperf-agent:" + tag
+	if out, err := inCP([]string{"HOME=" + home, "DOCKER_CONFIG=" + filepath.Join(home, ".docker")}, bin, "image", "push", private, "--binary", agent); err != nil {
+		t.Fatalf("cnperf image push %s: %v: %s", private, err, out)
+	}
+
+	run := func(name string, args ...string) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "pulled.json")
+		base := []string{"netns", "exec", kubeCPNetns, bin, "run", "--backend", "kubernetes", "--quiet", "--kubeconfig", kubeConfig,
+			"--networks", "pod", "--no-baseline", "--workloads", "tcp_rr", "--duration", "1s", "--placement", "cross-node", "--out", out}
+		if msg, err := exec.CommandContext(ctx, "ip", append(base, args...)...).CombinedOutput(); err != nil {
+			t.Errorf("%s: %v: %s", name, err, tail(msg, 5))
+			return
+		}
+		r, err := result.Read(out)
+		if err != nil || len(r.Results) == 0 {
+			t.Errorf("%s: %v, %d results", name, err, len(r.Results))
+			return
+		}
+		for _, res := range r.Results {
+			if res.Error != "" {
+				t.Errorf("%s: round %d: %s", name, res.Round, res.Error)
+			}
+		}
+	}
+	run("pulled through 127.0.0.1:5000", "--image", open)
+	bad("a private registry without the secret", "cannot pull --image "+private,
+		"--kubeconfig", kubeConfig, "--image", private, "--networks", "pod", "--placement", "same-node")
+	kubectl("-n", "default", "create", "secret", "docker-registry", "cnperf-regcred", "--docker-server=10.100.0.250:5001",
+		"--docker-username="+user, "--docker-password="+pass)
+	defer kubectl("-n", "default", "delete", "secret", "cnperf-regcred")
+	run("pulled with --image-pull-secret", "--image", private, "--image-pull-secret", "cnperf-regcred")
+
+	// both pulled by the nodes (10.100.0.N), not only pushed from the control plane
+	for i, l := range logs {
+		b, _ := os.ReadFile(l)
+		pulled := 0
+		for _, line := range strings.Split(string(b), "\n") {
+			// the nodes' containerd asks with its own user agent (HEAD by tag, then GET by digest)
+			if strings.Contains(line, "/v2/cnperf-agent/manifests/"+tag) && strings.Contains(line, "containerd") {
+				pulled++
+			}
+		}
+		if pulled == 0 {
+			t.Errorf("registry :%d: no node pulled the image; its log:\n%s", 5000+i, tail(b, 20))
+		}
+	}
+}
+
+// kubeFrozenAgent is issue 23's frozen agent on the real cluster: once
+// round 1 shows, the server pod's agent process is stopped (SIGSTOP, from
+// this host: a node's containers are processes here, found by the pod's
+// cgroup). The pod still runs as far as the API says, so each cell fails
+// at its deadline (README: the client's report within d + 2 × (10 s +
+// d/4), 23 s for a 2 s cell) and the run ends by itself, exits 4 naming
+// the failed cells, keeps every cell in a valid file and leaves no
+// namespace.
+func kubeFrozenAgent(t *testing.T, kubectl func(args ...string) []byte) {
+	c := startChaosIn(t, "kf", filepath.Join(t.TempDir(), "frozen.json"), nil, []string{"ip", "netns", "exec", kubeCPNetns},
+		"--backend", "kubernetes", "--kubeconfig", kubeConfig, "--image", kubeAgentImage, "--networks", "pod", "--no-baseline",
+		"--workloads", "tcp_rr,tcp_stream", "--duration", "2s", "--repeat", "2", "--placement", "cross-node")
+	defer func() { // whatever happened, nothing of the run stays on the cluster
+		kubectl("delete", "namespaces", "-l", "cnperf.run="+c.id, "--wait=false", "--ignore-not-found")
+	}()
+	c.waitLine("round 1", 3*time.Minute)
+	time.Sleep(500 * time.Millisecond) // mid-cell
+	var pods struct {
+		Items []struct {
+			Metadata struct{ Name, UID string }
+		}
+	}
+	if err := json.Unmarshal(kubectl("get", "pods", "-A", "-l", "cnperf.run="+c.id, "-o", "json"), &pods); err != nil {
+		t.Fatal(err)
+	}
+	server, uid := "", ""
+	for _, p := range pods.Items {
+		if strings.HasPrefix(p.Metadata.Name, "s") { // cross-node: s2, on host 2
+			server, uid = p.Metadata.Name, p.Metadata.UID
+		}
+	}
+	if uid == "" {
+		t.Fatalf("no server pod of run %s among %+v", c.id, pods.Items)
+	}
+	pids := kubePodAgents(uid)
+	if len(pids) == 0 {
+		t.Fatalf("no agent process in the cgroup of pod %s (uid %s)", server, uid)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	}
+	t.Logf("stopped the agent of pod %s: pids %v", server, pids)
+	// four cells of 2 s, each ending at its deadline (23 s), the
+	// namespaces' removal after
+	c.wait(4*time.Minute, 4, "failed: 4 of 4 measurements", "server on "+server)
+	r := c.results(4)
+	if r.Incomplete || r.CellsDone != 4 {
+		t.Errorf("file: incomplete %v, cells done %d; want a complete run of 4", r.Incomplete, r.CellsDone)
+	}
+	for _, res := range r.Results {
+		if res.Error == "" {
+			t.Errorf("round %d %s measured with its server stopped", res.Round, res.Workload)
+		}
+	}
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGCONT)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ns := strings.TrimSpace(string(kubectl("get", "namespaces", "-l", "cnperf.run="+c.id, "-o", "name")))
+		if ns == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the run left namespaces: %s", ns)
+			break
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// kubePodAgents are the cnperf agent processes of the pod with uid: those
+// in its cgroup (kubelet names it pod<uid>, with dashes or, for systemd,
+// underscores) whose program is the image's /cnperf.
+func kubePodAgents(uid string) []int {
+	var out []int
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cg, err := os.ReadFile(p + "/cgroup")
+		if err != nil || !strings.Contains(string(cg), "pod"+uid) && !strings.Contains(string(cg), "pod"+strings.ReplaceAll(uid, "-", "_")) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(p + "/cmdline")
+		if argv := strings.Split(string(cmdline), "\x00"); argv[0] == "/cnperf" {
+			pid, _ := strconv.Atoi(filepath.Base(p))
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // kubeLeftovers lists what of the local cluster is still there: its

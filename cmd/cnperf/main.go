@@ -41,6 +41,7 @@ func init() {
 		{"compare", "compare two results files: what changed, with intervals and verdicts", cmdCompare},
 		{"load", "run the load engine (http_rate, http_qps, tcp_rate) against any server, or serve one", cmdLoad},
 		{"bench", "measure cnperf itself: `bench lab` builds many pods, pings each, tears them down, timed", cmdBench},
+		{"image", "build the agent image --backend kubernetes runs: `image build` writes an archive, `image push REF` sends it to a registry", cmdImage},
 		{"clean", "remove what killed runs left behind (namespaces, processes, state)", cmdClean},
 		{"cluster", "a real Kubernetes cluster on this machine: `cluster up [--nodes N] | down | status | kubectl ...`", cmdCluster},
 		{"agent", "(internal) the in-pod agent the coordinator drives", cmdAgent},

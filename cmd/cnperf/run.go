@@ -38,7 +38,7 @@ func parseRun(args []string) (*runSetup, error) {
 	fs.BoolVar(&r.Quick, "quick", false, "the suite's short version (fewer rounds, sizes, pods or networks, shorter cells): under 2 minutes on a 2-CPU machine")
 	fs.StringVar(&r.Networks, "networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
 	fs.StringVar(&r.Workloads, "workloads", "", "comma-separated workloads (default: the suite's; see cnperf workloads)")
-	fs.StringVar(&r.Placements, "placement", "", "same-pod, same-host or cross-host, comma-separated (default: each network's natural one)")
+	fs.StringVar(&r.Placements, "placement", "", plan.PlacementUsage())
 	fs.DurationVar(&r.Duration, "duration", 0, "how long each measurement runs (default: the suite's, 5s)")
 	fs.StringVar(&r.MessageSize, "message-size", "", "message size in bytes (default: 16 for rr, 256 for tcp_stream, 1024 for udp_stream); a list (64,256,1024,4096,16384,65536) sweeps the stream and rr workloads, one result per size")
 	fs.StringVar(&r.Direction, "direction", "", "stream direction: up (client sends) or down (server sends)")

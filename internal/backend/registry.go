@@ -55,6 +55,9 @@ type Config struct {
 	Flags map[string]string
 	// Logf receives progress lines; nil for none.
 	Logf func(format string, args ...any)
+	// Placements are the backend's own --placement values the run asked
+	// for (Info.Placements' names), each run as its As placement.
+	Placements []string
 }
 
 // Binary is the cnperf binary of the agent argv ("" when none).
@@ -90,6 +93,10 @@ type Info struct {
 	// CheckFlags checks the flags' values (every flag of Flags, set or
 	// default) before anything is contacted; nil checks nothing.
 	CheckFlags func(values map[string]string) error
+	// Placements are --placement values the backend adds (cross-zone):
+	// each runs as a placement every backend knows, the backend told
+	// through Config.Placements.
+	Placements []ExtraPlacement
 	// DefaultNetworks are measured when a run names none and the backend
 	// cannot build the suites' networks (no LabNetworks).
 	DefaultNetworks []string
@@ -99,6 +106,17 @@ type Info struct {
 	// for clean's --backend help.
 	Cleaner      cleanup.Cleaner
 	CleanSummary string
+}
+
+// ExtraPlacement is a --placement value a backend adds.
+type ExtraPlacement struct {
+	Name string
+	// As is the placement the cases run as (cross-host).
+	As Placement
+	// Help says what it chooses, for --placement's help and the error a
+	// run on another backend gets ("chooses nodes of two zones of a
+	// cluster").
+	Help string
 }
 
 // Has says whether the backend has capability c.

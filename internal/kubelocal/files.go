@@ -3,6 +3,7 @@ package kubelocal
 import (
 	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -86,7 +87,46 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     bin_dir = "%[3]s"
     conf_dir = "%[1]s/cni"
     max_conf_num = 1
-`, nd, PauseImage, CNIBinDir)
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "%[4]s"
+`, nd, PauseImage, CNIBinDir, c.certsDir())
+}
+
+// RegistryPort is where the nodes' containerd looks for registries on the
+// control-plane host, besides the imported images (none runs by default;
+// the integration test starts Debian's docker-registry there). They speak
+// plain HTTP: RegistryPort as 127.0.0.1:PORT, the address a push from the
+// control plane uses, mirrored to CPIP:PORT where the nodes reach it, and
+// RegistryPort+1 as CPIP:PORT+1 itself (credentials match the host a node
+// contacts, so the authenticated one is not mirrored).
+const RegistryPort = 5000
+
+func (c *Cluster) certsDir() string { return filepath.Join(c.Dir(), "certs.d") }
+
+// registryHosts are containerd's hosts.toml files, by the registry host
+// they stand for (certs.d/HOST/hosts.toml).
+func registryHosts() map[string]string {
+	open := fmt.Sprintf("%s:%d", CPIP, RegistryPort)
+	auth := fmt.Sprintf("%s:%d", CPIP, RegistryPort+1)
+	out := map[string]string{}
+	for host, server := range map[string]string{fmt.Sprintf("127.0.0.1:%d", RegistryPort): open, open: open, auth: auth} {
+		out[host] = fmt.Sprintf("server = \"http://%[1]s\"\n[host.\"http://%[1]s\"]\n  capabilities = [\"pull\", \"resolve\"]\n", server)
+	}
+	return out
+}
+
+// writeRegistryHosts writes registryHosts under certsDir.
+func (c *Cluster) writeRegistryHosts() error {
+	for host, toml := range registryHosts() {
+		d := filepath.Join(c.certsDir(), host)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(d, "hosts.toml"), []byte(toml), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *Cluster) kubeletConfig(n int) string {

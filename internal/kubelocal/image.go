@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/agentimage"
 )
 
 // writeImage writes a docker-archive image (what `docker save` writes and
@@ -81,4 +83,18 @@ func writeImage(out, name, bin string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// writeAgentImage writes the agent image as `cnperf image build --binary
+// bin --tag name --out out` does.
+func writeAgentImage(out, name, bin string) error {
+	im, err := agentimage.Build(bin)
+	if err != nil {
+		return err
+	}
+	tag, err := agentimage.ParseTag(name, false)
+	if err != nil {
+		return err
+	}
+	return agentimage.WriteFile(out, im, tag)
 }

@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,8 +148,13 @@ func TestFiles(t *testing.T) {
 	for _, kv := range kubeletSysctls {
 		sysctls = append(sysctls, c.sysctlFile(2, kv[0])+" = "+kv[1]+" over /proc/sys/"+kv[0])
 	}
+	var hosts []string
+	for _, h := range slices.Sorted(maps.Keys(registryHosts())) {
+		hosts = append(hosts, "# certs.d/"+h+"/hosts.toml\n"+registryHosts()[h])
+	}
 	for _, f := range []struct{ name, text string }{
 		{"kubeconfig", c.kubeconfig("TOKEN")},
+		{"registry-hosts", strings.Join(hosts, "")},
 		{"containerd.toml", c.containerdConfig(2)},
 		{"10-cnperf.conflist", c.cniConflist(2)},
 		{"kubelet.yaml", c.kubeletConfig(2)},

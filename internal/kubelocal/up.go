@@ -78,6 +78,9 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	if err := c.writeRegistryHosts(); err != nil {
+		return err
+	}
 	// kubectl and status find the binaries here
 	if err := os.WriteFile(filepath.Join(c.Dir(), "bin"), []byte(c.cfg.BinDir+"\n"), 0o644); err != nil {
 		return err
@@ -218,7 +221,13 @@ func (c *Cluster) buildImages(ctx context.Context) error {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building %s: %v: %s", b.pkg, err, lastLine(string(out)))
 		}
-		if err := writeImage(filepath.Join(c.Dir(), "images", b.tar), b.image, bin); err != nil {
+		// the agent image as users make theirs (cnperf image build,
+		// docs/kubernetes.md)
+		write := writeImage
+		if b.image == AgentImage {
+			write = writeAgentImage
+		}
+		if err := write(filepath.Join(c.Dir(), "images", b.tar), b.image, bin); err != nil {
 			return err
 		}
 	}

@@ -318,7 +318,8 @@ type Lab struct {
 	log        []string
 	pods       map[string]*Pod
 	cleanups   []func() error
-	nl         *iproute.Netlink // nil: typed operations run as commands
+	nl         *iproute.Netlink                     // nil: typed operations run as commands
+	hops       map[string]map[netip.Addr]netip.Addr // PinPeers': pod namespace → peer → next hop
 }
 
 // OnTeardown registers fn to run at Teardown, newest first, after the

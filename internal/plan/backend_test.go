@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"flag"
 	"strings"
 	"testing"
 
@@ -83,4 +84,70 @@ func encryptErr() string {
 		return ""
 	}
 	return "needs IPsec in the kernel; this kernel lacks CONFIG_"
+}
+
+// TestBackendPlacements: a backend's own --placement value (kubernetes'
+// cross-zone) runs as the placement it stands for, the backend told; on
+// another backend it is refused in one line naming the backend that has it.
+func TestBackendPlacements(t *testing.T) {
+	for _, tc := range []struct {
+		backend, placements string
+		cases, own, errHas  string
+	}{
+		{"kubernetes", "cross-zone", "pod/cross-host", "cross-zone", ""},
+		{"kubernetes", "same-host,cross-zone,cross-host", "pod/same-host pod/cross-host", "cross-zone", ""},
+		{"kubernetes", "cross-host", "pod/cross-host", "", ""},
+		{"lab", "cross-zone", "", "", "--placement cross-zone chooses nodes of two zones of a cluster; use it with --backend kubernetes alone"},
+		{"docker,kubernetes", "cross-zone", "", "", "use it with --backend kubernetes alone"},
+	} {
+		net, flags := "pod", map[string]string{"image": "cnperf:1"}
+		if !strings.Contains(tc.backend, "kubernetes") {
+			net, flags = "bridge", nil
+		}
+		p, err := plan.Build(plan.Request{Backend: tc.backend, Networks: net, Placements: tc.placements, NoBaseline: true,
+			Workloads: "tcp_rr", BackendFlags: flags})
+		if tc.errHas != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+				t.Errorf("%s --placement %s: %v, want %q", tc.backend, tc.placements, err, tc.errHas)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s --placement %s: %v", tc.backend, tc.placements, err)
+			continue
+		}
+		var cases []string
+		for _, c := range p.Cases {
+			cases = append(cases, c.Network+"/"+string(c.Placement))
+		}
+		if got := strings.Join(cases, " "); got != tc.cases || strings.Join(p.BackendPlacements, ",") != tc.own {
+			t.Errorf("%s --placement %s: cases %q, own %v; want %q, %q", tc.backend, tc.placements, got, p.BackendPlacements, tc.cases, tc.own)
+		}
+	}
+	if u := plan.PlacementUsage(); !strings.Contains(u, "--backend kubernetes also cross-zone (cross-host: chooses nodes of two zones of a cluster)") {
+		t.Errorf("PlacementUsage() = %q", u)
+	}
+}
+
+// TestBackendListFlags: a backend's list flag given twice keeps both
+// values (--tolerate is repeatable), a string flag the last.
+func TestBackendListFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		flag string
+		want string
+	}{
+		{[]string{"--tolerate", "a:NoSchedule", "--tolerate", "b=c:NoExecute"}, "tolerate", "a:NoSchedule,b=c:NoExecute"},
+		{[]string{"--node-selector", "x=1"}, "node-selector", "x=1"},
+		{[]string{"--image", "a:1", "--image", "b:2"}, "image", "b:2"},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		flags := plan.FlagsOfBackends(fs, false)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := *flags[tc.flag]; got != tc.want {
+			t.Errorf("%v: --%s = %q; want %q", tc.args, tc.flag, got, tc.want)
+		}
+	}
 }

@@ -81,7 +81,11 @@ func Build(r Request) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{BackendName: r.Backend, Agent: r.Agent, BackendFlags: flagValues, Named: SplitList(r.Networks)}
+	placements, own, err := takePlacements(infos, SplitList(r.Placements))
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{BackendName: r.Backend, Agent: r.Agent, BackendFlags: flagValues, BackendPlacements: own, Named: SplitList(r.Networks)}
 	be, err := p.NewBackend()
 	if err != nil {
 		return nil, err
@@ -99,7 +103,7 @@ func Build(r Request) (*Plan, error) {
 		if len(nets) == 0 && !suiteNets {
 			return nil, fmt.Errorf("--backend %s: name the networks to run, e.g. --networks bridge,host,nat", r.Backend)
 		}
-		if p.Cases, err = Cases(be, nets, SplitList(r.Placements), r.NoBaseline); err != nil {
+		if p.Cases, err = Cases(be, nets, placements, r.NoBaseline); err != nil {
 			return nil, err
 		}
 	}
@@ -183,6 +187,48 @@ func Build(r Request) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// takePlacements replaces the backends' own --placement values
+// (cross-zone) by the placements they run as, returning those asked for;
+// one is refused unless every selected backend has it.
+func takePlacements(infos []backend.Info, placements []string) (out, own []string, err error) {
+	for _, name := range placements {
+		as, help, owners := backend.Placement(name), "", []string(nil)
+		for _, i := range backend.All() {
+			for _, e := range i.Placements {
+				if e.Name == name {
+					as, help, owners = e.As, e.Help, append(owners, i.Name)
+				}
+			}
+		}
+		if owners != nil {
+			for _, i := range infos {
+				if !slices.Contains(owners, i.Name) {
+					return nil, nil, fmt.Errorf("--placement %s %s; use it with --backend %s alone", name, help, OrList(owners))
+				}
+			}
+			if !slices.Contains(own, name) {
+				own = append(own, name)
+			}
+		}
+		if !slices.Contains(out, string(as)) {
+			out = append(out, string(as))
+		}
+	}
+	return out, own, nil
+}
+
+// PlacementUsage is --placement's help: the placements every backend
+// knows, then the backends' own.
+func PlacementUsage() string {
+	s := "same-pod, same-host or cross-host, comma-separated (default: each network's natural one)"
+	for _, i := range backend.All() {
+		for _, e := range i.Placements {
+			s += fmt.Sprintf("; --backend %s also %s (%s: %s)", i.Name, e.Name, e.As, e.Help)
+		}
+	}
+	return s
 }
 
 // BackendFlags checks the backends' own flags the user set (a flag of a
@@ -456,10 +502,38 @@ func FlagsOfBackends(fs *flag.FlagSet, clean bool) map[string]*string {
 			if _, dup := out[f.Name]; dup || (clean && !slices.Contains(i.CleanFlags, f.Name)) {
 				continue
 			}
+			if f.Kind == option.List { // repeatable: the values joined
+				v := &listFlag{s: f.Default}
+				fs.Var(v, f.Name, f.Help)
+				out[f.Name] = &v.s
+				continue
+			}
 			out[f.Name] = fs.String(f.Name, f.Default, f.Help)
 		}
 	}
 	return out
+}
+
+// listFlag is a backend's list flag: given twice, its values are joined
+// with a comma (--tolerate a:NoSchedule --tolerate b:NoSchedule).
+type listFlag struct {
+	s   string
+	set bool
+}
+
+func (l *listFlag) String() string {
+	if l == nil {
+		return ""
+	}
+	return l.s
+}
+
+func (l *listFlag) Set(v string) error {
+	if l.set && l.s != "" && v != "" {
+		v = l.s + "," + v
+	}
+	l.s, l.set = v, true
+	return nil
 }
 
 // CleanUsage is clean's --backend help: what each backend's cleaner removes.

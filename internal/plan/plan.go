@@ -73,6 +73,9 @@ type Plan struct {
 	// BackendFlags are the values of the backends' own flags
 	// (--kubeconfig...), by name (backend.Config.Flags).
 	BackendFlags map[string]string
+	// BackendPlacements are the backends' own --placement values asked
+	// for (cross-zone; backend.Config.Placements).
+	BackendPlacements []string
 }
 
 // Backends lists the backends a run can name.
@@ -87,7 +90,7 @@ func CheckBackend(name string) error {
 
 // config is what the plan's backends are made from.
 func (p *Plan) config() backend.Config {
-	c := backend.Config{Lab: p.Lab, Agent: p.Agent, Flags: p.BackendFlags}
+	c := backend.Config{Lab: p.Lab, Agent: p.Agent, Flags: p.BackendFlags, Placements: p.BackendPlacements}
 	if p.Log != nil {
 		c.Logf = func(format string, args ...any) { fmt.Fprintf(p.Log, format+"\n", args...) }
 	}

@@ -640,6 +640,41 @@ func environmentSection(ins []Input) section {
 	})
 	addRow("backend", func(r *result.Run) string { return r.Environment.Backend })
 	addRow("underlay MTU", func(r *result.Run) string { return strconv.Itoa(r.Environment.UnderlayMTU) })
+	addRow("kubernetes", func(r *result.Run) string {
+		k := r.Environment.Kubernetes
+		if k == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s, CNI %s, kube-proxy %s, image %s", k.Version, k.CNI, k.ProxyMode, k.Image)
+	})
+	addRow("kubernetes nodes", func(r *result.Run) string {
+		k := r.Environment.Kubernetes
+		if k == nil {
+			return ""
+		}
+		var s []string
+		for _, n := range k.Nodes {
+			var where []string
+			for _, w := range []string{n.Zone, n.InstanceType} {
+				if w != "" {
+					where = append(where, w)
+				}
+			}
+			if len(where) > 0 {
+				s = append(s, n.Name+" ("+strings.Join(where, ", ")+")")
+			} else {
+				s = append(s, n.Name)
+			}
+		}
+		return strings.Join(s, ", ")
+	})
+	addRow("kubernetes placement", func(r *result.Run) string {
+		k := r.Environment.Kubernetes
+		if k == nil {
+			return ""
+		}
+		return cmp.Or(k.Placement, "the first schedulable nodes by name") + "; each result's params say its pods' nodes (kubernetes_nodes, kubernetes_zones)"
+	})
 	addRow("Go", func(r *result.Run) string { return r.Environment.GoVersion })
 	sec.Tables = append(sec.Tables, htmlTable{Head: head, Rows: rows})
 	rows = nil

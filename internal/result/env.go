@@ -73,6 +73,12 @@ type Kubernetes struct {
 	CNI       string           `json:"cni"`
 	ProxyMode string           `json:"kube_proxy_mode"`
 	Image     string           `json:"image"` // the agent image (--image)
+	// PullSecret is --image-pull-secret, where one was given.
+	PullSecret string `json:"image_pull_secret,omitempty"`
+	// Placement is how the nodes were chosen (--nodes, --node-selector,
+	// --placement cross-zone, --tolerate); "" = the first schedulable
+	// nodes by name. Each result's params say which nodes it ran on.
+	Placement string `json:"placement,omitempty"`
 }
 
 // KubernetesNode is one node as its status reports it.
@@ -87,6 +93,8 @@ type KubernetesNode struct {
 	CPUs             string `json:"cpus,omitempty"`   // capacity
 	Memory           string `json:"memory,omitempty"` // capacity
 	PodCIDR          string `json:"pod_cidr,omitempty"`
+	Zone             string `json:"zone,omitempty"`          // topology.kubernetes.io/zone
+	InstanceType     string `json:"instance_type,omitempty"` // node.kubernetes.io/instance-type
 }
 
 // SysctlsThatMatter are the host-wide knobs that change network results.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	authv1 "k8s.io/api/authorization/v1"
@@ -32,6 +33,7 @@ type Clients struct {
 	NodeProxy func(ctx context.Context, node string, port int, path string) ([]byte, error)
 	Server    string // the API server's URL, for messages
 	Context   string // the kubeconfig context
+	Namespace string // the context's namespace ("" = default)
 }
 
 // RBACDoc is where the permissions a run needs are listed.
@@ -65,7 +67,11 @@ func Connect(ctx context.Context, o Options) (*Clients, error) {
 			ctxName = raw.CurrentContext
 		}
 	}
-	return ClientsFor(cfg, ctxName)
+	cl, err := ClientsFor(cfg, ctxName)
+	if err == nil {
+		cl.Namespace, _, _ = cc.Namespace()
+	}
+	return cl, err
 }
 
 // ClientsFor makes the clients for a rest config.
@@ -149,30 +155,30 @@ func apiMessage(err error) string {
 
 // access is one thing a run does, checked ahead with a
 // SelfSubjectAccessReview.
-type access struct{ verb, resource, sub string }
+type access struct{ verb, resource, sub, ns string }
 
 // needed is what a run does: the minimal RBAC (docs/kubernetes.md).
 var needed = []access{
-	{"create", "namespaces", ""}, {"delete", "namespaces", ""}, {"get", "namespaces", ""},
-	{"list", "nodes", ""},
-	{"create", "pods", ""}, {"get", "pods", ""}, {"list", "pods", ""}, {"patch", "pods", ""},
-	{"create", "pods", "portforward"}, {"get", "pods", "log"},
-	{"create", "services", ""},
+	{"create", "namespaces", "", ""}, {"delete", "namespaces", "", ""}, {"get", "namespaces", "", ""},
+	{"list", "nodes", "", ""},
+	{"create", "pods", "", ""}, {"get", "pods", "", ""}, {"list", "pods", "", ""}, {"patch", "pods", "", ""},
+	{"create", "pods", "portforward", ""}, {"get", "pods", "log", ""},
+	{"create", "services", "", ""},
 }
 
 // CheckAccess asks the API server whether the kubeconfig's user may do
 // everything a run does, so that missing RBAC is an error before anything
 // is created. Where access reviews are not allowed themselves, it passes:
 // the first refused request says so instead.
-func (c *Clients) CheckAccess(ctx context.Context) error {
+func (c *Clients) CheckAccess(ctx context.Context, extra ...access) error {
 	if c.Authz == nil {
 		return nil
 	}
 	var denied []string
-	for _, a := range needed {
+	for _, a := range append(slices.Clone(needed), extra...) {
 		r, err := c.Authz.SelfSubjectAccessReviews().Create(ctx, &authv1.SelfSubjectAccessReview{
 			Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authv1.ResourceAttributes{
-				Verb: a.verb, Resource: a.resource, Subresource: a.sub,
+				Verb: a.verb, Resource: a.resource, Subresource: a.sub, Namespace: a.ns,
 			}},
 		}, metav1.CreateOptions{})
 		if err != nil {
@@ -188,6 +194,9 @@ func (c *Clients) CheckAccess(ctx context.Context) error {
 			res := a.resource
 			if a.sub != "" {
 				res += "/" + a.sub
+			}
+			if a.ns != "" {
+				res += " in " + a.ns
 			}
 			denied = append(denied, a.verb+" "+res)
 		}

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,7 @@ type Deployment struct {
 	kind    netKind
 	image   string
 	nodes   map[int]string // host index -> node name
+	where   map[string]nodeWhere
 	pods    map[string]*pod
 	order   []string
 	kpods   []*kpod
@@ -44,6 +46,10 @@ type Deployment struct {
 	tunnels  []Tunnel
 	services int // Services created in the namespace (ProgramServices)
 }
+
+// nodeWhere is a chosen node's zone and instance type (its well-known
+// labels; "" where it has none).
+type nodeWhere struct{ zone, instanceType string }
 
 // pod is one agent: a pod of its own, or a second container in another's
 // (same-pod placement).
@@ -58,68 +64,6 @@ type pod struct {
 type kpod struct {
 	name, node string
 	agents     []*pod
-}
-
-// schedulable lists the nodes agent pods can be pinned to, by name: Ready,
-// not cordoned, without NoSchedule or NoExecute taints.
-func schedulable(nodes []corev1.Node) []corev1.Node {
-	var out []corev1.Node
-	for _, n := range nodes {
-		if n.Spec.Unschedulable {
-			continue
-		}
-		ready := false
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-				ready = true
-			}
-		}
-		tainted := false
-		for _, t := range n.Spec.Taints {
-			if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
-				tainted = true
-			}
-		}
-		if ready && !tainted {
-			out = append(out, n)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// placeHosts maps the topology's hosts onto nodes: host h on the h-th
-// schedulable node. A services topology asking for more hosts than there
-// are nodes keeps its client alone on the first node and spreads the
-// backends over the others (every backend still on another node than the
-// client). Anything else the cluster cannot hold is an error naming the fix.
-func placeHosts(topo backend.Topology, nodes []corev1.Node) (map[int]string, error) {
-	need := max(topo.Hosts, 1)
-	for _, p := range topo.Pods {
-		need = max(need, p.Host)
-	}
-	var names []string
-	for _, n := range nodes {
-		names = append(names, n.Name)
-	}
-	out := map[int]string{}
-	switch {
-	case need <= len(names):
-		for h := 1; h <= need; h++ {
-			out[h] = names[h-1]
-		}
-	case topo.Services && len(names) >= 2:
-		out[1] = names[0]
-		for h := 2; h <= need; h++ {
-			out[h] = names[1+(h-2)%(len(names)-1)]
-		}
-	case len(names) == 0:
-		return nil, errors.New("the cluster has no schedulable node (Ready, not cordoned, without NoSchedule taints); make one ready (kubectl get nodes)")
-	default:
-		return nil, fmt.Errorf("the cluster has %d schedulable node(s) (%s) and cross-host needs %d, one pod per node: add a node, or use --placement same-host",
-			len(names), strings.Join(names, ", "), need)
-	}
-	return out, nil
 }
 
 // Deploy implements backend.Backend: a labelled namespace, one pod per
@@ -149,14 +93,23 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 	if err != nil {
 		return nil, cl.explain(err, "list nodes")
 	}
-	hosts, err := placeHosts(topo, schedulable(nl.Items))
+	hosts, err := b.Opts.Placement.choose(topo, nl.Items)
 	if err != nil {
 		return nil, err
+	}
+	nodeByName := map[string]*corev1.Node{}
+	for i := range nl.Items {
+		nodeByName[nl.Items[i].Name] = &nl.Items[i]
 	}
 	run, id, seq := b.nextID()
 	d := &Deployment{
 		b: b, cl: cl, id: id, run: run, ns: b.Opts.prefix() + "-" + id, network: topo.Network, kind: k,
-		image: b.Opts.Image, nodes: hosts, pods: map[string]*pod{},
+		image: b.Opts.Image, nodes: hosts, pods: map[string]*pod{}, where: map[string]nodeWhere{},
+	}
+	for _, n := range hosts {
+		if kn := nodeByName[n]; kn != nil {
+			d.where[n] = nodeWhere{zone: zoneOf(kn), instanceType: instanceTypeOf(kn)}
+		}
 	}
 	// group the agents into pods: one sharing another's namespace is a
 	// second container in its pod
@@ -196,6 +149,9 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 			}
 		}
 	}()
+	if err := d.copyPullSecret(ctx); err != nil {
+		return nil, err
+	}
 	for _, kp := range d.kpods {
 		if err := d.createPod(ctx, kp); err != nil {
 			return nil, err
@@ -245,8 +201,13 @@ func (d *Deployment) nodeList() string {
 	sort.Ints(hs)
 	var s []string
 	for _, h := range hs {
-		if !slices.Contains(s, d.nodes[h]) {
-			s = append(s, d.nodes[h])
+		n := d.nodes[h]
+		w := d.where[n]
+		if w.zone != "" || w.instanceType != "" {
+			n += " (" + strings.Trim(w.zone+", "+w.instanceType, ", ") + ")"
+		}
+		if !slices.Contains(s, n) {
+			s = append(s, n)
 		}
 	}
 	return strings.Join(s, ",")
@@ -294,7 +255,12 @@ func (d *Deployment) podObject(kp *kpod) *corev1.Pod {
 			ActiveDeadlineSeconds:         &deadline,
 			AutomountServiceAccountToken:  &no,
 			EnableServiceLinks:            &no, // thousands of services would be thousands of variables
+			Tolerations:                   d.b.Opts.Placement.Tolerations,
 		},
+	}
+	if d.b.Opts.PullSecret != "" {
+		_, name := d.b.Opts.pullSecret()
+		p.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: name}}
 	}
 	for _, a := range kp.agents {
 		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{
@@ -564,7 +530,27 @@ func (d *Deployment) Params() map[string]any {
 	for _, name := range d.order {
 		pl = append(pl, name+"="+d.pods[name].kp.node)
 	}
-	return map[string]any{"kubernetes_network": d.kind.summary, "kubernetes_nodes": strings.Join(pl, " ")}
+	m := map[string]any{"kubernetes_network": d.kind.summary, "kubernetes_nodes": strings.Join(pl, " ")}
+	// zones and instance types where the nodes have the labels
+	for _, f := range []struct {
+		key string
+		get func(w nodeWhere) string
+	}{{"kubernetes_zones", func(w nodeWhere) string { return w.zone }}, {"kubernetes_instance_types", func(w nodeWhere) string { return w.instanceType }}} {
+		var vs []string
+		any := false
+		for _, name := range d.order {
+			v := f.get(d.where[d.pods[name].kp.node])
+			any = any || v != ""
+			vs = append(vs, name+"="+cmp.Or(v, "-"))
+		}
+		if any {
+			m[f.key] = strings.Join(vs, " ")
+		}
+	}
+	if pl := d.b.Opts.Placement.Describe(); pl != "" {
+		m["kubernetes_placement"] = pl
+	}
+	return m
 }
 
 // AgentLog implements backend.Deployment: the end of the agent
@@ -635,4 +621,6 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 		return
 	}
 	env.Kubernetes = Describe(ctx, d.cl, d.image)
+	env.Kubernetes.Placement = d.b.Opts.Placement.Describe()
+	env.Kubernetes.PullSecret = d.b.Opts.PullSecret
 }

@@ -60,7 +60,7 @@ func Describe(ctx context.Context, cl *Clients, image string) *result.Kubernetes
 		kn := result.KubernetesNode{
 			Name: n.Name, KubeletVersion: in.KubeletVersion, KernelVersion: in.KernelVersion,
 			OSImage: in.OSImage, ContainerRuntime: in.ContainerRuntimeVersion, Architecture: in.Architecture,
-			PodCIDR: n.Spec.PodCIDR,
+			PodCIDR: n.Spec.PodCIDR, Zone: zoneOf(&n), InstanceType: instanceTypeOf(&n),
 		}
 		if q, ok := n.Status.Capacity[corev1.ResourceCPU]; ok {
 			kn.CPUs = q.String()

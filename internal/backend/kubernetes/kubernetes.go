@@ -71,7 +71,25 @@ type Options struct {
 	Context    string // "" = the kubeconfig's current context
 	Prefix     string // namespace prefix; "" = DefaultPrefix
 	Image      string // the agent image: a static cnperf at /cnperf
+	// PullSecret is --image-pull-secret: [NAMESPACE/]NAME of a Secret of
+	// type kubernetes.io/dockerconfigjson (by default in the kubeconfig
+	// context's namespace), copied into each deployment's namespace for
+	// the nodes to pull --image with.
+	PullSecret string
+	Placement  Placement // which nodes the agents run on
 }
+
+// pullSecret splits PullSecret into its namespace ("" = the context's)
+// and name.
+func (o Options) pullSecret() (ns, name string) {
+	if a, b, ok := strings.Cut(o.PullSecret, "/"); ok {
+		return a, b
+	}
+	return "", o.PullSecret
+}
+
+var dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+var dnsSubdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
 
 var prefixRE = regexp.MustCompile(`^[a-z]([a-z0-9-]{0,28}[a-z0-9])?$`)
 
@@ -82,6 +100,12 @@ func (o Options) Validate() error {
 	}
 	if strings.ContainsAny(o.Image, " \t\n") {
 		return fmt.Errorf("--image %q: an image reference has no spaces", o.Image)
+	}
+	if o.PullSecret != "" {
+		ns, name := o.pullSecret()
+		if !dnsSubdomainRE.MatchString(name) || strings.Contains(o.PullSecret, "/") && !dnsLabelRE.MatchString(ns) {
+			return fmt.Errorf("--image-pull-secret %q: use NAME or NAMESPACE/NAME of a Secret (lower-case letters, digits, '-' and '.')", o.PullSecret)
+		}
 	}
 	if o.Prefix != "" && !prefixRE.MatchString(o.Prefix) {
 		return fmt.Errorf("--namespace-prefix %q: use up to 30 lower-case letters, digits and '-', starting with a letter", o.Prefix)
@@ -183,7 +207,7 @@ func (b *Backend) clients(ctx context.Context) (*Clients, error) {
 		err = cl.Reachable(cctx)
 	}
 	if err == nil {
-		err = cl.CheckAccess(cctx)
+		err = cl.CheckAccess(cctx, b.pullSecretAccess(cl)...)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

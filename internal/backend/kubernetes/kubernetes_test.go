@@ -692,31 +692,3 @@ func TestEnvironment(t *testing.T) {
 		t.Errorf("cni %q", got)
 	}
 }
-
-// TestPlaceHosts: host h on the h-th schedulable node by name.
-func TestPlaceHosts(t *testing.T) {
-	var ns []corev1.Node
-	for _, o := range nodes(3) {
-		ns = append(ns, *o.(*corev1.Node))
-	}
-	ns[0].Spec.Unschedulable = true // cordoned
-	ns[2].Status.Conditions[0].Status = corev1.ConditionFalse
-	if got := schedulable(ns); len(got) != 1 || got[0].Name != "n2" {
-		t.Errorf("schedulable %v", got)
-	}
-	ns = ns[:0]
-	for _, o := range nodes(4) {
-		ns = append([]corev1.Node{*o.(*corev1.Node)}, ns...) // reversed
-	}
-	m, err := placeHosts(backend.Topology{Hosts: 2}, schedulable(ns))
-	if err != nil || fmt.Sprint(m) != "map[1:n1 2:n2]" {
-		t.Errorf("%v %v", m, err)
-	}
-	m, err = placeHosts(backend.Topology{Hosts: 5, Services: true}, schedulable(ns[2:]))
-	if err != nil || fmt.Sprint(m) != "map[1:n1 2:n2 3:n2 4:n2 5:n2]" {
-		t.Errorf("services on two nodes: %v %v", m, err)
-	}
-	if _, err := placeHosts(backend.Topology{Hosts: 3, Services: true}, schedulable(ns[3:])); err == nil {
-		t.Error("services across nodes on one node")
-	}
-}

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,26 +17,47 @@ var Flags = []option.Spec{
 	{Name: "kubeconfig", Kind: option.String, Help: "--backend kubernetes: the cluster's kubeconfig (default $KUBECONFIG, then ~/.kube/config)"},
 	{Name: "context", Kind: option.String, Help: "--backend kubernetes: the kubeconfig context (default its current one)"},
 	{Name: "namespace-prefix", Kind: option.String, Help: "--backend kubernetes: each deployment's namespace is PREFIX-<run id> (default cnperf)"},
-	{Name: "image", Kind: option.String, Help: "--backend kubernetes: the agent image the nodes run, a static cnperf at /cnperf (see docs/kubernetes.md)"},
+	{Name: "image", Kind: option.String, Help: "--backend kubernetes: the agent image the nodes run, a static cnperf at /cnperf (cnperf image build / push make it; see docs/kubernetes.md)"},
+	{Name: "image-pull-secret", Kind: option.String, Help: "--backend kubernetes: [NAMESPACE/]NAME of a kubernetes.io/dockerconfigjson Secret the nodes pull --image with (copied into each run's namespace; default namespace: the context's)"},
 }
 
-// OptionsOf reads the options from the flags' values.
+func init() { Flags = append(Flags, PlacementSpecs()...) }
+
+// OptionsOf reads the options from the flags' values (the placement
+// flags' checked by CheckOptions).
 func OptionsOf(values map[string]string) Options {
+	o, _ := CheckOptions(values)
+	return o
+}
+
+// CheckOptions reads the options from the flags' values and checks them.
+func CheckOptions(values map[string]string) (Options, error) {
 	get := func(n string) string { return option.Get(Flags, values, n) }
-	return Options{Kubeconfig: get("kubeconfig"), Context: get("context"), Prefix: get("namespace-prefix"), Image: get("image")}
+	o := Options{Kubeconfig: get("kubeconfig"), Context: get("context"), Prefix: get("namespace-prefix"), Image: get("image"), PullSecret: get("image-pull-secret")}
+	var err error
+	if o.Placement, err = PlacementOf(values); err != nil {
+		return o, err
+	}
+	return o, o.Validate()
 }
 
 func init() {
 	backend.Register(backend.Info{
-		Name:            Name,
-		Summary:         "pods on the cluster --kubeconfig names",
-		Rank:            3,
-		Flags:           Flags,
-		CleanFlags:      []string{"kubeconfig", "context"},
-		CheckFlags:      func(v map[string]string) error { return OptionsOf(v).Validate() },
+		Name:       Name,
+		Summary:    "pods on the cluster --kubeconfig names",
+		Rank:       3,
+		Flags:      Flags,
+		CleanFlags: []string{"kubeconfig", "context"},
+		CheckFlags: func(v map[string]string) error {
+			_, err := CheckOptions(v)
+			return err
+		},
+		Placements:      []backend.ExtraPlacement{{Name: CrossZone, As: backend.CrossHost, Help: "chooses nodes of two zones of a cluster"}},
 		DefaultNetworks: []string{DefaultNetwork},
 		New: func(c backend.Config) backend.Backend {
-			return New(OptionsOf(c.Flags), c.Lab.ID, c.Logf)
+			o := OptionsOf(c.Flags)
+			o.Placement.CrossZone = slices.Contains(c.Placements, CrossZone)
+			return New(o, c.Lab.ID, c.Logf)
 		},
 		Cleaner:      cleaner{},
 		CleanSummary: "namespaces labelled cnperf.run on the cluster --kubeconfig names",

@@ -234,6 +234,9 @@ func (AllToAll) Units(p *experiment.Plan, _ []string) ([]sched.Unit, error) {
 			}
 		}
 		u := sched.Unit{Name: net, Backend: p.Backend, Topology: topo, Skip: result.Skip{Network: net}}
+		if inProcess(p) {
+			u.Prepare = prepare(topo)
+		}
 		for _, c := range cells {
 			u.Cells = append(u.Cells, cell(w, base, c, &port))
 		}

@@ -732,3 +732,67 @@ func SysctlPath(key string) string {
 	}
 	return filepath.Join("/proc/sys", key)
 }
+
+// HardwareAddr reports device dev's link-layer address in namespace ns.
+func (n *Netlink) HardwareAddr(ns, dev string) (net.HardwareAddr, error) {
+	c, err := n.acquire(ns)
+	if err != nil {
+		return nil, err
+	}
+	defer n.release(c)
+	l, err := c.h.LinkByName(dev)
+	if err != nil {
+		return nil, fmt.Errorf("device %q in %s: %w", dev, ns, err)
+	}
+	return l.Attrs().HardwareAddr, nil
+}
+
+// Peer is an address a namespace sends to, and the link-layer address
+// that answers for it when it is on-link.
+type Peer struct {
+	IP  netip.Addr
+	MAC net.HardwareAddr
+}
+
+// PinOnLink looks up, in namespace ns, the route to each peer (as
+// `ip route get` does). A peer reached on-link gets a permanent
+// neighbour entry, replacing whatever the namespace had for it:
+//
+//	ip -n NS neigh replace IP lladdr MAC dev DEV nud permanent
+//
+// hops[i] is peer i's next hop: the peer itself when pinned, else the
+// gateway whose entry stays to ARP. dev is the device of the last pinned
+// entry.
+func (n *Netlink) PinOnLink(ns string, peers []Peer) (hops []netip.Addr, dev string, err error) {
+	c, err := n.acquire(ns)
+	if err != nil {
+		return nil, "", err
+	}
+	defer n.release(c)
+	names := map[int]string{}
+	hops = make([]netip.Addr, len(peers))
+	for i, p := range peers {
+		rs, err := c.h.RouteGet(net.IP(p.IP.AsSlice()))
+		if err != nil || len(rs) == 0 {
+			return nil, "", fmt.Errorf("ip -n %s route get %s: %v", ns, p.IP, err)
+		}
+		r := rs[0]
+		if gw, ok := netip.AddrFromSlice(r.Gw); ok && len(r.Gw) > 0 {
+			hops[i] = gw.Unmap()
+			continue
+		}
+		hops[i] = p.IP
+		if err := c.h.NeighSet(&netlink.Neigh{LinkIndex: r.LinkIndex, Family: unix.AF_INET, State: netlink.NUD_PERMANENT,
+			IP: net.IP(p.IP.AsSlice()), HardwareAddr: p.MAC}); err != nil {
+			return nil, "", fmt.Errorf("ip -n %s neigh replace %s lladdr %s nud permanent: %w", ns, p.IP, p.MAC, err)
+		}
+		if _, ok := names[r.LinkIndex]; !ok {
+			names[r.LinkIndex] = ""
+			if l, err := c.h.LinkByIndex(r.LinkIndex); err == nil {
+				names[r.LinkIndex] = l.Attrs().Name
+			}
+		}
+		dev = names[r.LinkIndex]
+	}
+	return hops, dev, nil
+}
