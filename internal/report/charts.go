@@ -392,6 +392,16 @@ func spectrumSection(ins []Input) section {
 			return a < b
 		})
 		if n := thin[g]; len(n) > 0 {
+			// noted while ranging over a map: ordered by cell, then percentile
+			sort.SliceStable(n, func(i, j int) bool {
+				si, sj := strings.LastIndexByte(n[i], ' '), strings.LastIndexByte(n[j], ' ')
+				if n[i][:si] != n[j][:sj] {
+					return n[i][:si] < n[j][:sj]
+				}
+				a, _ := percentileQ(n[i][si+1:])
+				b, _ := percentileQ(n[j][sj+1:])
+				return a < b
+			})
 			c.Note = "too few samples for: " + strings.Join(n, ", ")
 		}
 		sec.Charts = append(sec.Charts, *c)
