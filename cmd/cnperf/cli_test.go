@@ -185,7 +185,7 @@ var badInputs = []struct {
 	// the refusal names the knob, not the workload it shares with plain pairs
 	{[]string{"run", "--suite", "sizes", "--tuning", "study"}, "not a --message-size sweep (tcp_stream,udp_stream); drop --tuning"},
 	{[]string{"run", "--suite", "interference", "--tuning", "none,study"}, "not --neighbours (tcp_stream,tcp_rr)"},
-	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--parallel", "2", "--tuning", "study"}, "not --parallel flows (tcp_rr)"},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--message-size", "64,1024", "--tuning", "study"}, "not a --message-size sweep (tcp_rr)"},
 	{[]string{"run", "--networks", "bridge", "--workloads", "tcp_rr", "--tuning", "study", "--backend", "docker"}, "use --backend lab"},
 	// the docker backend (issue 14)
 	{[]string{"run", "--backend", "podman", "--networks", "bridge"}, `unknown backend "podman"`},

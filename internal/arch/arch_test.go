@@ -121,6 +121,7 @@ func TestLayers(t *testing.T) {
 		{"internal/recommend", []string{"internal/report", "internal/runner"}, "recommend reads results and the workloads' figures"},
 		{"internal/plan", []string{"internal/backend/", "internal/runner", "internal/report"}, "a plan names backends through their registry"},
 		{"internal/labtest", []string{"internal/runner", "internal/plan", "internal/backend/"}, "a test of the lab's helpers compiles no runner and no backend (labtest/labrun runs plans)"},
+		{"internal/section", []string{"internal/report", "internal/experiment", "internal/runner", "internal/plan", "internal/backend"}, "the report's kit sits below report and the experiments whose sections use it"},
 		{"internal/suite", []string{"internal/runner", "internal/plan", "internal/backend"}, "a suite is data"},
 	} {
 		for pkg, ims := range all {

@@ -11,15 +11,39 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-// Input is one run file given to the HTML report or the CSV export: Name
-// tells overlaid runs apart (the file's base name).
-type Input struct {
-	Name string
-	Run  *result.Run
+// The page's types and helpers are the section kit's (package section),
+// under the names report's sections have always used.
+type (
+	// Input is one run file given to the HTML report or the CSV export:
+	// Name tells overlaid runs apart (the file's base name).
+	Input     = kit.Input
+	chart     = kit.Chart
+	series    = kit.Series
+	point     = kit.Point
+	section   = kit.HTMLSection
+	htmlTable = kit.Table
+)
+
+const (
+	chartInterval = kit.ChartInterval
+	chartLines    = kit.ChartLines
+	chartStacked  = kit.ChartStacked
+	chartBars     = kit.ChartBars
+)
+
+var (
+	seriesName = kit.SeriesName
+	cellLabel  = kit.CellLabel
+	unitOf     = kit.UnitOf
+)
+
+func addIntervalPoint(c *chart, name, cat string, y float64, hasCI bool, lo, hi float64) {
+	c.AddIntervalPoint(name, cat, y, hasCI, lo, hi)
 }
 
 // NewInput names a run by its file's base name without ".json", and
@@ -27,85 +51,6 @@ type Input struct {
 func NewInput(path string, run *result.Run) Input {
 	Refresh(run)
 	return Input{Name: strings.TrimSuffix(filepath.Base(path), ".json"), Run: run}
-}
-
-// Chart kinds the page's script knows how to draw (see html.js).
-const (
-	chartInterval = "interval" // categories; a point per series with its interval as a floating bar
-	chartLines    = "lines"    // x/y points joined per series
-	chartStacked  = "stacked"  // categories; one stacked bar segment per series
-	chartBars     = "bars"     // categories; one bar per series, side by side
-)
-
-// chart is one plot, independent of the plotting library: the page's
-// script turns it into a Chart.js configuration.
-type chart struct {
-	ID     string   `json:"id"`
-	Title  string   `json:"title"`
-	Kind   string   `json:"kind"`
-	XLabel string   `json:"xlabel,omitempty"`
-	YLabel string   `json:"ylabel,omitempty"`
-	XLog   bool     `json:"xlog,omitempty"`
-	YLog   bool     `json:"ylog,omitempty"`
-	Labels []string `json:"labels,omitempty"` // categories (interval, stacked, or a lines chart with category x)
-	Series []series `json:"series"`
-	// Ref marks a reference value on y (1 = the baseline of a ratio).
-	Ref      *float64 `json:"ref,omitempty"`
-	RefLabel string   `json:"ref_label,omitempty"`
-	Note     string   `json:"-"`
-}
-
-type series struct {
-	Label  string  `json:"label"`
-	Points []point `json:"points"`
-	Dashed bool    `json:"dashed,omitempty"`
-	// Band names what an interval chart's floating bar is (default "95%
-	// interval"): a published range, say.
-	Band string `json:"band,omitempty"`
-}
-
-// point is a value at X (a number) or at category Cat; Lo and Hi bound it
-// when an interval is known.
-type point struct {
-	X   *float64 `json:"x,omitempty"`
-	Cat string   `json:"cat,omitempty"`
-	Y   float64  `json:"y"`
-	Lo  *float64 `json:"lo,omitempty"`
-	Hi  *float64 `json:"hi,omitempty"`
-}
-
-func (c chart) empty() bool {
-	for _, s := range c.Series {
-		if len(s.Points) > 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// section is one part of the page; Charts and Tables hold only what the
-// runs have data for.
-type section struct {
-	ID     string
-	Title  string
-	Intro  string
-	Charts []chart
-	Tables []htmlTable
-	Notes  []string
-	// Answer is the summary of the verdicts (Answer), drawn right after
-	// the section's charts.
-	Answer []string
-	// Subs are parts of the section under their own heading (a study's
-	// table each), drawn after its own charts and tables.
-	Subs []section
-}
-
-type htmlTable struct {
-	// Folded tables start closed (<details>), Caption their summary line.
-	Folded  bool
-	Caption string
-	Head    []string
-	Rows    [][]string
 }
 
 // summarized returns the run's summaries, computing them (medians and,
@@ -120,34 +65,8 @@ func summarized(run *result.Run) []result.Summary {
 	return cp.Summaries
 }
 
-// seriesName names a series: the cell, prefixed by the run when several
-// are overlaid.
-func seriesName(in Input, overlay bool, s string) string {
-	if overlay {
-		return in.Name + ": " + s
-	}
-	return s
-}
-
-func cellLabel(k result.CellKey) string {
-	s := k.Network + " " + k.Placement
-	if k.LB != "" {
-		s += " lb=" + k.LB
-	}
-	return s
-}
-
-// chartable says a figure is a number worth a bar: counts and flags are not.
-func chartable(f result.Figure) bool {
-	return f.Kind != result.KindCount && f.Kind != result.KindFlag
-}
-
-func unitOf(f result.Figure) string {
-	if f.Unit != "" && f.Unit != f.Label {
-		return f.Label + " (" + f.Unit + ")"
-	}
-	return f.Label
-}
+// chartable says a figure is a number worth a bar (the kit's Chartable).
+var chartable = kit.Chartable
 
 // comparisonSection: per workload (and step), for every declared figure,
 // each cell's median with its interval; for the figures that declare a
@@ -255,31 +174,9 @@ func comparisonSection(ins []Input) section {
 	return sec
 }
 
-// verdictRow is one ratio's line in the comparison's table of verdicts.
-func verdictRow(run, workload, cell, figure string, c result.Comparison) []string {
-	v := stats.VerdictOf(c)
-	switch {
-	case v == stats.Differs:
-		v += ": " + c.Direction
-	case v == stats.Equivalent:
-		v += fmt.Sprintf(" (within ±%.0f %%)", 100*c.MinEffect)
-	case c.CILevel == 0:
-		v += ": one round, no test"
-	default:
-		v += ": not shown"
-	}
-	decide := "-"
-	switch {
-	case stats.VerdictOf(c) != stats.Undecided:
-	case c.CILevel == 0:
-		decide = "3 or more (--repeat)"
-	case c.RoundsNeeded > 0:
-		decide = strconv.Itoa(c.RoundsNeeded)
-	default:
-		decide = "more than 1000"
-	}
-	return []string{run, workload, cell, figure, ratio(c), v, decide}
-}
+// verdictRow is one ratio's line in the comparison's table of verdicts
+// (the kit's VerdictRow).
+var verdictRow = kit.VerdictRow
 
 // figureOf finds the declared figure of workload wl with key.
 func figureOf(wl, key string) (result.Figure, bool) {
@@ -289,22 +186,6 @@ func figureOf(wl, key string) (result.Figure, bool) {
 		}
 	}
 	return result.Figure{}, false
-}
-
-func addIntervalPoint(c *chart, name, cat string, y float64, hasCI bool, lo, hi float64) {
-	if !slices.Contains(c.Labels, cat) {
-		c.Labels = append(c.Labels, cat)
-	}
-	i := slices.IndexFunc(c.Series, func(s series) bool { return s.Label == name })
-	if i < 0 {
-		c.Series = append(c.Series, series{Label: name})
-		i = len(c.Series) - 1
-	}
-	p := point{Cat: cat, Y: y}
-	if hasCI {
-		p.Lo, p.Hi = &lo, &hi
-	}
-	c.Series[i].Points = append(c.Series[i].Points, p)
 }
 
 // messageSize is a result's message size parameter, 0 when it has none.
@@ -395,7 +276,7 @@ func sizeSection(ins []Input) section {
 					c.Series = append(c.Series, s)
 				}
 			}
-			if !c.empty() {
+			if !c.Empty() {
 				sec.Charts = append(sec.Charts, c)
 			}
 		}
@@ -511,6 +392,16 @@ func spectrumSection(ins []Input) section {
 			return a < b
 		})
 		if n := thin[g]; len(n) > 0 {
+			// noted while ranging over a map: ordered by cell, then percentile
+			sort.SliceStable(n, func(i, j int) bool {
+				si, sj := strings.LastIndexByte(n[i], ' '), strings.LastIndexByte(n[j], ' ')
+				if n[i][:si] != n[j][:sj] {
+					return n[i][:si] < n[j][:sj]
+				}
+				a, _ := percentileQ(n[i][si+1:])
+				b, _ := percentileQ(n[j][sj+1:])
+				return a < b
+			})
 			c.Note = "too few samples for: " + strings.Join(n, ", ")
 		}
 		sec.Charts = append(sec.Charts, *c)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -65,11 +66,8 @@ func BuildPage(ins []Input) *Page {
 			}
 		}
 	}
-	for _, s := range []section{
-		comparisonSection(ins), sizeSection(ins), spectrumSection(ins), phasesSection(ins),
-		servicesSection(ins), interferenceSection(ins), alltoallSection(ins), flowsSection(ins),
-		seedSection(ins), environmentSection(ins), networksSection(ins),
-	} {
+	for _, i := range kit.HTMLs() { // comparison, sizes, spectrum... in their rank order
+		s := i.HTML(ins)
 		if p.place(&s) {
 			p.Sections = append(p.Sections, s)
 		}
@@ -82,7 +80,7 @@ func BuildPage(ins []Input) *Page {
 func (p *Page) place(s *section) bool {
 	var cs []chart
 	for _, c := range s.Charts {
-		if c.empty() {
+		if c.Empty() {
 			continue
 		}
 		c.ID = fmt.Sprintf("chart-%d", len(p.charts)+1)

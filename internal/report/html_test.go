@@ -28,10 +28,10 @@ import (
 var pageRuns = []string{"rr_stream_repeat", "sizes_64", "sizes_16384", "load_rates", "startup", "services"}
 
 // experimentRuns are the stored real runs of the experiments and seed
-// suites: a size sweep in one run, noisy neighbours, all-to-all, parallel
-// flows, the start-up suite and seed 000's latency suite. Together they
+// suites: a size sweep in one run, noisy neighbours, all-to-all, the
+// start-up suite and seed 000's latency suite. Together they
 // hold every other kind of section, the studies' tables among them.
-var experimentRuns = []string{"sizes_sweep", "interference", "alltoall", "parallel", "startup_suite", "seed_latency"}
+var experimentRuns = []string{"sizes_sweep", "interference", "alltoall", "startup_suite", "seed_latency"}
 
 // exampleRuns are the README's runs (docs/examples): the default suite and
 // --suite clusterip, each with its studies' tables.
@@ -65,7 +65,6 @@ func TestPageSections(t *testing.T) {
 		{[]string{"sizes_sweep"}, "comparison sizes studies environment networks"},
 		{[]string{"interference"}, "comparison latency interference studies environment networks"},
 		{[]string{"alltoall"}, "comparison latency alltoall studies environment networks"},
-		{[]string{"parallel"}, "comparison flows environment networks"},
 		{[]string{"startup_suite"}, "comparison startup studies environment networks"},
 		{[]string{"seed_latency"}, "comparison latency studies environment networks"},
 		{exampleRuns[:1], "comparison latency studies environment networks"},
@@ -76,7 +75,7 @@ func TestPageSections(t *testing.T) {
 		for _, s := range p.Sections {
 			got = append(got, s.ID)
 			for _, ch := range s.Charts {
-				if ch.empty() {
+				if ch.Empty() {
 					t.Errorf("%v: chart %q has no data", c.runs, ch.Title)
 				}
 			}
@@ -120,7 +119,6 @@ func TestStudyTables(t *testing.T) {
 		{"interference", "001-tcp-256 001-lat-16 001-bulk-1vm 001-osu-1vm 001-interference 002-overhead"},
 		{exampleRuns[0], "001-tcp-256 001-lat-16 001-bulk-1vm 001-osu-1vm 002-overhead"},
 		{exampleRuns[1], "003-short 003-long"},
-		{"parallel", ""},
 	} {
 		p := BuildPage(readInputs(t, c.run))
 		var got []string
@@ -142,7 +140,8 @@ func TestStudyTables(t *testing.T) {
 // laid out data points and its canvas has ink), no script error, and the
 // screenshot is not blank: the six runs of pageRuns overlaid, the
 // experiments' and seed suites' runs overlaid (studies' tables,
-// interference, all-to-all, flows), and the README's two examples.
+// interference, all-to-all), and the README's two examples. (Parallel
+// flows' section is the parallel experiment's, tested with its run.)
 func TestPageInChromium(t *testing.T) {
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
@@ -157,7 +156,7 @@ func TestPageInChromium(t *testing.T) {
 		sections []string // each must be on the page with a chart drawn
 	}{
 		{"stored", pageRuns, []string{"comparison", "sizes", "latency", "startup", "services"}},
-		{"experiments", experimentRuns, []string{"studies", "comparison", "sizes", "latency", "startup", "interference", "alltoall", "flows"}},
+		{"experiments", experimentRuns, []string{"studies", "comparison", "sizes", "latency", "startup", "interference", "alltoall"}},
 		{"examples", exampleRuns, []string{"studies", "comparison", "services"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { renderInChromium(t, bin, c.runs, c.sections) })

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 )
 
 // searchStep says a step is part of a max-rate search: its rate differs
@@ -21,38 +22,13 @@ var satKey = result.ExtraKey(result.ExtraSaturated)
 // Saturation codes: why a step did not hold its rate, as far as the
 // engine could tell (loadgen's conns_busy_pct).
 const (
-	satNo     = 0
-	satYes    = 1 // no cause recorded (results from before conns_busy_pct)
-	satClient = 2 // a connection was always free: the client thread was late
-	satServer = 3 // every connection was busy while requests were due
+	satNo     = kit.SatNo
+	satYes    = kit.SatYes
+	satClient = kit.SatClient
+	satServer = kit.SatServer
 )
 
-func saturation(m result.Metrics) (float64, bool) {
-	v, ok := m.Extra[result.ExtraSaturated]
-	if !ok || v != 1 {
-		return satNo, ok
-	}
-	b, ok := m.Extra[result.ExtraConnsBusy]
-	switch {
-	case !ok:
-		return satYes, true
-	case b >= 0.1:
-		return satServer, true
-	}
-	return satClient, true
-}
+func saturation(m result.Metrics) (float64, bool) { return kit.Saturation(m) }
 
 // SaturationNote explains the saturated column's causes under a table.
 const SaturationNote = "saturated: YES server = every connection was busy while requests were due (the server did not keep up, or too few --connections); YES client = a connection was free, the client thread was late (its CPU busy or descheduled; `cnperf load pace` shows this machine's floor)"
-
-func saturatedBy(v float64) string {
-	switch v {
-	case satYes:
-		return "YES"
-	case satClient:
-		return "YES client"
-	case satServer:
-		return "YES server"
-	}
-	return "no"
-}

@@ -134,7 +134,7 @@ func seedPart(in Input, overlay bool, sr SeedResult) section {
 			c.Series[i].Band = "range (a bar: the study gives a range, its middle marked)"
 		}
 	}
-	if !c.empty() {
+	if !c.Empty() {
 		p.Charts = append(p.Charts, c)
 	}
 	p.Tables = append(p.Tables, tab)

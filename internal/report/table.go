@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -29,43 +30,12 @@ type column struct {
 // reports, headline first.
 func FiguresOf(name string) []result.Figure { return workload.FiguresOf(name) }
 
-// value reads a figure of one result. A latency of a step that did not
-// hold its rate is not valid and reads as absent; the saturated flag
-// reads as its cause (see saturation).
-func value(f result.Figure, m result.Metrics) (float64, bool) {
-	switch {
-	case f.Key == satKey:
-		return saturation(m)
-	case f.Kind == result.KindLatency && m.Extra[result.ExtraSaturated] == 1:
-		return 0, false
-	}
-	v, ok := m.Value(f.Key)
-	if !ok && f.ZeroIfAbsent {
-		return 0, true
-	}
-	return v, ok
-}
+// value reads a figure of one result (the kit's Value: a saturated
+// step's latency is absent, the saturated flag reads as its cause).
+func value(f result.Figure, m result.Metrics) (float64, bool) { return kit.Value(f, m) }
 
-// format prints a figure's value in its unit.
-func format(f result.Figure, v float64) string {
-	switch f.Kind {
-	case result.KindRate, result.KindBytes, result.KindCount:
-		if f.Scale != 0 && f.Scale != 1 {
-			return fmt.Sprintf("%.2f", f.Display(v))
-		}
-		return count(v)
-	case result.KindLatency, result.KindTime:
-		return fmt.Sprintf("%.1f", f.Display(v))
-	case result.KindRatio:
-		if f.Unit == "%" {
-			return fmt.Sprintf("%.2f%%", v*100)
-		}
-		return fmt.Sprintf("%.3f", f.Display(v))
-	case result.KindFlag:
-		return saturatedBy(v)
-	}
-	return fmt.Sprintf("%.2f", f.Display(v))
-}
+// format prints a figure's value in its unit (the kit's Format).
+func format(f result.Figure, v float64) string { return kit.Format(f, v) }
 
 // mark suffixes a latency percentile with "*" when too few samples back it.
 func mark(f result.Figure, m result.Metrics) string {
@@ -78,16 +48,8 @@ func mark(f result.Figure, m result.Metrics) string {
 	return ""
 }
 
-func count(v float64) string {
-	switch {
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.1fk", v/1e3)
-	}
-	return fmt.Sprintf("%.0f", v)
-}
-func usec(v float64) string { return fmt.Sprintf("%.1f", v) }
+func count(v float64) string { return kit.Count(v) }
+func usec(v float64) string  { return fmt.Sprintf("%.1f", v) }
 
 // columnsFor lays out a workload's declared figures; the first is titled
 // with the workload's name. A CPU cost shows only where the run measured it.
@@ -157,14 +119,9 @@ func Table(w io.Writer, run *result.Run) {
 	if anySaturated(run) {
 		fmt.Fprintln(w, SaturationNote)
 	}
-	Services(w, run)
-	replicas(w, run)
-	Sizes(w, run)
-	Density(w, run)
-	Flows(w, run)
-	Neighbours(w, run)
-	Blocking(w, run)
-	Tuning(w, run)
+	for _, s := range kit.Texts() { // services, replicas, sizes, flows... in their rank order
+		s.Text(w, run)
+	}
 	for _, s := range run.Skipped {
 		what := s.Network
 		if s.Placement != "" {
@@ -277,28 +234,14 @@ func ratioFigures(run *result.Run) []column {
 }
 
 // aboveOne says, per direction, what a ratio above 1 means for the
-// columns it names: "above 1 is faster/more (tcp_rr trans/s); above 1 is
-// slower/longer (startup ms)". A table's ratios are of rates (higher is
-// better) and of times (lower is better): one sentence for both would be
-// wrong for one of them.
+// columns it names (the kit's AboveOne).
 func aboveOne(cs []column) string {
-	var senses []string
-	by := map[string][]string{}
+	var titles []string
+	var figs []result.Figure
 	for _, c := range cs {
-		s := c.fig.AboveOne()
-		if _, ok := by[s]; !ok {
-			senses = append(senses, s)
-		}
-		by[s] = append(by[s], c.title)
+		titles, figs = append(titles, c.title), append(figs, c.fig)
 	}
-	if len(senses) == 0 {
-		return "above 1 is faster/more"
-	}
-	var parts []string
-	for _, s := range senses {
-		parts = append(parts, "above 1 is "+s+" ("+strings.Join(by[s], ", ")+")")
-	}
-	return strings.Join(parts, "; ")
+	return kit.AboveOne(titles, figs)
 }
 
 // toDecide lists the undecided ratios the table prints, each with the
@@ -366,28 +309,18 @@ func summaryLabel(s result.Summary) string {
 	return s.Figure
 }
 
-// ratio prints a comparison with its verdict's mark and its interval:
-// 0.82x [0.78, 0.86] differs, =1.01x [0.98, 1.03] equivalent, ?0.84x
-// [0.73, 0.97] undecided.
-func ratio(c result.Comparison) string {
-	s := verdictMark(c) + fmt.Sprintf("%.2fx", c.Ratio)
-	if c.Speed != nil && c.Speed.Method == result.SpeedUnmatched {
-		s += MarkSpeedsDiffer
-	}
-	if c.CILow != 0 || c.CIHigh != 0 {
-		s += fmt.Sprintf(" [%.2f, %.2f]", c.CILow, c.CIHigh)
-	}
-	return s
-}
+// ratio prints a comparison with its verdict's mark and its interval
+// (the kit's Ratio).
+func ratio(c result.Comparison) string { return kit.Ratio(c) }
 
 // The table's marks of the machine's speed (stats.Speeds).
 const (
 	// MarkMinoritySpeed follows a figure some of whose rounds ran while
 	// the machine was at the speed fewer cells ran at.
-	MarkMinoritySpeed = "§"
+	MarkMinoritySpeed = kit.MarkMinoritySpeed
 	// MarkSpeedsDiffer follows a ratio whose rounds ran the two cells at
 	// different speeds, with too few same-speed pairs to use instead.
-	MarkSpeedsDiffer = "†"
+	MarkSpeedsDiffer = kit.MarkSpeedsDiffer
 )
 
 // speedLegend explains the marks a table of run uses, and names the
@@ -409,17 +342,8 @@ func speedLegend(w io.Writer, run *result.Run) {
 	}
 }
 
-// verdictMark is the mark a printed comparison carries: none when it
-// differs, "=" when it is equivalent, "?" when undecided.
-func verdictMark(c result.Comparison) string {
-	switch stats.VerdictOf(c) {
-	case stats.Differs:
-		return ""
-	case stats.Equivalent:
-		return "="
-	}
-	return "?"
-}
+// verdictMark is the mark a printed comparison carries (the kit's).
+func verdictMark(c result.Comparison) string { return kit.VerdictMark(c) }
 
 func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary, slow map[result.CellKey]int) {
 	var keys []rowKey
@@ -563,15 +487,7 @@ func replicas(w io.Writer, run *result.Run) {
 	tw.Flush()
 }
 
-func placementOrder(p string) int {
-	switch p {
-	case "same-pod":
-		return 0
-	case "same-host":
-		return 1
-	}
-	return 2
-}
+func placementOrder(p string) int { return kit.PlacementOrder(p) }
 
 func mean(ms []result.Metrics, get func(result.Metrics) (float64, bool)) (avg, sd float64, n int, ok bool) {
 	var sum, sq float64

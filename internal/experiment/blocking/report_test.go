@@ -1,4 +1,4 @@
-package report
+package blocking
 
 import (
 	"bytes"
@@ -28,10 +28,10 @@ func TestBlockingVerdicts(t *testing.T) {
 			for i := range tc.diffs {
 				m := result.Metrics{Transactions: new(int64), LatencyUs: map[string]float64{"mean": 1000, "p99": 3000},
 					Extra: map[string]float64{result.ExtraBlockingDiff: tc.diffs[i], result.ExtraBlockingDiffCI: tc.ci, result.ExtraConnectDiff: tc.cdiffs[i], result.ExtraConnectMean: 200}}
-				rs = append(rs, result.Result{Network: "bridge", Placement: "same-host", Workload: BlockingWorkload, Round: i + 1, Metrics: m})
+				rs = append(rs, result.Result{Network: "bridge", Placement: "same-host", Workload: Name, Round: i + 1, Metrics: m})
 			}
 			var b bytes.Buffer
-			Blocking(&b, &result.Run{Results: rs})
+			Text(&b, &result.Run{Results: rs})
 			out := b.String()
 			var row []string
 			for _, l := range strings.Split(out, "\n") {

@@ -1,4 +1,4 @@
-package report
+package density
 
 import (
 	"fmt"
@@ -9,8 +9,14 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
+	"github.com/cnperf/cnperf/internal/workload"
 )
+
+// The report's section of the density experiment's results (steps
+// "density=N"), under the table.
+func init() { section.Register(section.Info{Name: "density", Text: Text, TextRank: 40}) }
 
 // densityOf reads the idle pods a host carried from a result's step
 // ("density=250", "density=250 ..."), -1 for a result of no density run.
@@ -30,13 +36,13 @@ func densityOf(step string) int {
 	return n
 }
 
-// Density writes the density experiment: a row per network, placement
+// Text writes the density experiment: a row per network, placement
 // and figure, a column per count of idle pods a host carried (medians over
 // rounds), then the figure at the largest count against the smallest, the
 // geometric mean of the per-round ratios with its 95 % interval (paired by
 // round) and its verdict's mark: what the network's cost does as its nodes
 // fill.
-func Density(w io.Writer, run *result.Run) {
+func Text(w io.Writer, run *result.Run) {
 	type rowKey struct {
 		network, placement, workload string
 		fig                          result.Figure
@@ -51,7 +57,7 @@ func Density(w io.Writer, run *result.Run) {
 		if n < 0 || r.Error != "" {
 			continue
 		}
-		figs := FiguresOf(r.Workload)
+		figs := workload.FiguresOf(r.Workload)
 		if len(figs) > 2 {
 			figs = figs[:2]
 		}
@@ -96,7 +102,7 @@ func Density(w io.Writer, run *result.Run) {
 		line := k.workload + " " + k.fig.Label + "\t" + k.network + "\t" + k.placement
 		for _, c := range counts {
 			if xs := vals[k][c]; len(xs) > 0 {
-				line += "\t" + format(k.fig, median(xs))
+				line += "\t" + section.Format(k.fig, section.Median(xs))
 			} else {
 				line += "\t-"
 			}
@@ -108,15 +114,16 @@ func Density(w io.Writer, run *result.Run) {
 	}
 	tw.Flush()
 	if len(counts) > 1 {
-		var cs []column
+		var titles []string
+		var figs []result.Figure
 		seen := map[string]bool{}
 		for _, k := range rows {
 			if t := k.workload + " " + k.fig.Label; !seen[t] {
 				seen[t] = true
-				cs = append(cs, column{workload: k.workload, title: t, fig: k.fig})
+				titles, figs = append(titles, t), append(figs, k.fig)
 			}
 		}
-		fmt.Fprintf(w, "%d vs %d: the figure beside %d idle pods a host over the same network's beside %d, the geometric mean of the rounds' ratios (paired by round, not the quotient of the medians shown) and its 95%% interval (paired t on log ratios); %s;\n", hi, lo, hi, lo, aboveOne(cs))
+		fmt.Fprintf(w, "%d vs %d: the figure beside %d idle pods a host over the same network's beside %d, the geometric mean of the rounds' ratios (paired by round, not the quotient of the medians shown) and its 95%% interval (paired t on log ratios); %s;\n", hi, lo, hi, lo, section.AboveOne(titles, figs))
 		fmt.Fprintln(w, "no mark = differs (p<0.05 and the interval clear of [0.95, 1.05]), = equivalent (the whole interval inside it), ? undecided (neither shown; always so with one round)")
 	}
 }
@@ -139,5 +146,5 @@ func densityChange(byRound map[int]map[int]float64, lo, hi int, better result.Be
 	if !ok {
 		return "-"
 	}
-	return ratio(c)
+	return section.Ratio(c)
 }

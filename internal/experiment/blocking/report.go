@@ -1,4 +1,4 @@
-package report
+package blocking
 
 import (
 	"fmt"
@@ -7,17 +7,19 @@ import (
 	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
-// BlockingWorkload is the name the blocking experiment's results carry.
-const BlockingWorkload = "blocking"
+// The report's section of the experiment's results (workload Name),
+// under the table.
+func init() { section.Register(section.Info{Name: "blocking", Text: Text, TextRank: 70}) }
 
-// Blocking writes seed 002's table: per network the balancer's mean
+// Text writes seed 002's table: per network the balancer's mean
 // blocking time to its backend and what the network costs beyond the
 // baseline (the difference of the means, paired by round), as the study
 // tabulated "average blocking time" and "Docker's own cost".
-func Blocking(w io.Writer, run *result.Run) {
+func Text(w io.Writer, run *result.Run) {
 	type acc struct {
 		key                        result.CellKey
 		requests                   int64
@@ -30,7 +32,7 @@ func Blocking(w io.Writer, run *result.Run) {
 	by := map[result.CellKey]*acc{}
 	clientRate, asked := 0.0, 0.0
 	for _, r := range run.Results {
-		if r.Workload != BlockingWorkload || r.Error != "" {
+		if r.Workload != Name || r.Error != "" {
 			continue
 		}
 		k := r.Key()
@@ -74,12 +76,19 @@ func Blocking(w io.Writer, run *result.Run) {
 	}
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := order[i], order[j]
-		if pa, pb := placementOrder(a.Placement), placementOrder(b.Placement); pa != pb {
+		if pa, pb := section.PlacementOrder(a.Placement), section.PlacementOrder(b.Placement); pa != pb {
 			return pa < pb
 		}
 		return a.Network == result.BaselineNetwork && b.Network != result.BaselineNetwork
 	})
-	sums := indexSummaries(run.Summaries)
+	type sumKey struct {
+		cell   result.CellKey
+		figure string
+	}
+	sums := map[sumKey]result.Summary{}
+	for _, s := range run.Summaries {
+		sums[sumKey{s.Cell, s.Figure}] = s
+	}
 	diffKey := result.ExtraKey(result.ExtraBlockingDiff)
 	fmt.Fprintln(w, "\nblocking time (seed 002): one nginx balancer, the same requests split over every network at once")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -90,7 +99,7 @@ func Blocking(w io.Writer, run *result.Run) {
 		maxSat, rounds = max(maxSat, a.sat), max(rounds, a.rounds)
 		d := "-"
 		if len(a.diffs) > 0 {
-			med := median(a.diffs)
+			med := section.Median(a.diffs)
 			lo, hi, ok := 0.0, 0.0, false
 			if s, found := sums[sumKey{k, diffKey}]; found && s.CILevel > 0 {
 				lo, hi, ok = s.CILow, s.CIHigh, true
@@ -119,7 +128,7 @@ func Blocking(w io.Writer, run *result.Run) {
 			cd = connectDiff(a.cdiffs)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d%s\t%.0f (±%.0f)\t%s\t%.0f\t%s\t%.0f\n", k.Network, k.Placement, a.requests, errs,
-			median(a.means), median(a.ses), d, median(a.connects), cd, median(a.p99s)/1000)
+			section.Median(a.means), section.Median(a.ses), d, section.Median(a.connects), cd, section.Median(a.p99s)/1000)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "blocking: nginx's $upstream_header_time (connect, request, the backend's first byte); connect: $upstream_connect_time (vs baseline: the median of the rounds' differences, with its 95% interval over rounds).")
@@ -140,7 +149,7 @@ func Blocking(w io.Writer, run *result.Run) {
 // rounds: their median, its 95 % interval over rounds, and "?" when the
 // interval spans 0 or there is none (one round).
 func connectDiff(diffs []float64) string {
-	d := fmt.Sprintf("%+.0f", median(diffs))
+	d := fmt.Sprintf("%+.0f", section.Median(diffs))
 	lo, hi, method := stats.Interval(diffs, 0.95)
 	if method == stats.MethodNone {
 		return "?" + d
