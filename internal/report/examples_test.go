@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/stats"
 )
 
 // TestExampleStudyVerdicts renders the studies' comparison of the stored
@@ -62,6 +63,46 @@ func TestExampleStudyVerdicts(t *testing.T) {
 					t.Errorf("%s says %q: no example run shows a study's order in full", doc, wrong)
 				}
 			}
+		}
+	}
+}
+
+// TestFlannelRealVsReplica recomputes the stored real-Flannel runs
+// (docs/validation.md, "Real Flannel"): the cluster's pod network is paired
+// with the lab's replica of its CNI (stats.PodReplica), and for tcp_rr
+// both Flannel backends' rate differs from the replica's, below it, by
+// about as much as the cluster's own baseline differs from the lab's.
+func TestFlannelRealVsReplica(t *testing.T) {
+	for _, tc := range []struct{ file, replica string }{{"vxlan", "vxlan"}, {"host-gw", "host-gw"}} {
+		run, err := result.Read("../../docs/examples/flannel-" + tc.file + "-real-vs-replica.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stats.PodReplica(run.Environment); got != tc.replica {
+			t.Fatalf("%s: replica %q, want %q", tc.file, got, tc.replica)
+		}
+		stats.Summarize(run, FiguresOf)
+		vs := map[string]*result.Comparison{}
+		for _, s := range run.Summaries {
+			if s.Cell.Backend == "kubernetes" && s.Cell.Workload == "tcp_rr" && s.Figure == "transactions_per_s" && s.VsReplica != nil {
+				vs[s.Cell.Network] = s.VsReplica
+			}
+		}
+		pod, base := vs["pod"], vs["baseline"]
+		if pod == nil || base == nil {
+			t.Fatalf("%s: no real/replica ratio for the pod network (%v) or the baseline (%v)", tc.file, pod, base)
+		}
+		if pod.Against.Network != tc.replica {
+			t.Errorf("%s: pod paired with %q", tc.file, pod.Against.Network)
+		}
+		for name, c := range map[string]*result.Comparison{"pod": pod, "baseline": base} {
+			if c.Verdict != "differs" || c.CIHigh >= 1 {
+				t.Errorf("%s %s: %.2fx [%.2f, %.2f] %s, want below 1 and differs", tc.file, name, c.Ratio, c.CILow, c.CIHigh, c.Verdict)
+			}
+		}
+		// the pod network's gap is the baseline's: each interval holds the other's estimate
+		if pod.Ratio < base.CILow || pod.Ratio > base.CIHigh {
+			t.Errorf("%s: pod %.2fx outside the baseline's [%.2f, %.2f]", tc.file, pod.Ratio, base.CILow, base.CIHigh)
 		}
 	}
 }

@@ -109,8 +109,38 @@ func (c cells) replica(k result.CellKey, proxyLB string) (result.CellKey, bool) 
 	if k.LB != "" {
 		return c.serviceReplica(k, proxyLB)
 	}
+	if k.Network == PodNetwork && c.podReplica != "" {
+		// a cluster's pod network against the lab's replica of its CNI
+		r.Network = c.podReplica
+		if _, ok := c.results[r]; ok {
+			return r, true
+		}
+	}
 	return r, false
 }
+
+// PodNetwork is the kubernetes backend's name for the cluster's own pod
+// network (its CNI).
+const PodNetwork = "pod"
+
+// PodReplica is the lab's network that replicates the pod network of the
+// run's cluster, read from the CNI its environment names ("flannel
+// v0.28.10 vxlan ..." -> vxlan); "" where the lab has none.
+func PodReplica(env result.Environment) string {
+	if env.Kubernetes == nil {
+		return ""
+	}
+	f := strings.Fields(env.Kubernetes.CNI)
+	if len(f) < 3 {
+		return ""
+	}
+	return podReplicas[f[0]+" "+f[2]]
+}
+
+// podReplicas maps a CNI and its backend, as the kubernetes backend
+// records them, to the lab's replica (package netmode): data, read from
+// stored runs, as proxyReplicas.
+var podReplicas = map[string]string{"flannel vxlan": "vxlan", "flannel host-gw": "host-gw"}
 
 // serviceReplica is the lab's cell a cluster's service cell is measured
 // against: a cell through the cluster's own proxy (lb cluster) against the
@@ -199,6 +229,8 @@ func values(ss []sample) []float64 {
 type cells struct {
 	order   []result.CellKey
 	results map[result.CellKey][]result.Result
+	// podReplica is the lab network replicating a cluster's pod network (PodReplica).
+	podReplica string
 }
 
 func group(rs []result.Result) cells {
@@ -318,6 +350,7 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 	c := group(run.Results)
 	slopes := speedSlopes(c, figures)
 	proxyLB := ProxyLB(run.Environment)
+	c.podReplica = PodReplica(run.Environment)
 	run.Summaries = nil
 	for _, k := range c.order {
 		ref, hasRef := Reference(k)
