@@ -31,6 +31,8 @@ func testCluster(t *testing.T, id string, steps ...step) *Cluster {
 	t.Cleanup(func() {
 		_ = c.teardown()
 		_ = os.Remove(c.cfg.Lock)
+		// the logs a failed up keeps for its user (Up)
+		_ = os.RemoveAll(filepath.Join(os.TempDir(), "cnperf-"+id+"-failed-logs"))
 	})
 	return c
 }
