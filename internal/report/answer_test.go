@@ -80,27 +80,8 @@ func TestPageLeadsWithTheAnswer(t *testing.T) {
 	}
 	f.Close()
 	const width, height = 1366, 768
-	chrome := func(args ...string) string {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
-			"--user-data-dir=" + filepath.Join(dir, "profile"),
-			"--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
-			"--window-size=" + strconv.Itoa(width) + "," + strconv.Itoa(height), "--virtual-time-budget=20000"}
-		out, err := exec.CommandContext(ctx, bin, append(append(base, args...), "file://"+page+"#measure")...).Output()
-		if err != nil {
-			t.Fatalf("chromium %v: %v", args, err)
-		}
-		return string(out)
-	}
-	attr := func(tag, name string) int {
-		m := regexp.MustCompile(`data-` + name + `="([0-9.]+)"`).FindStringSubmatch(tag)
-		if m == nil {
-			t.Fatalf("no data-%s in %s", name, tag)
-		}
-		v, _ := strconv.ParseFloat(m[1], 64)
-		return int(v)
-	}
+	chrome := func(args ...string) string { return render(t, bin, dir, page+"#measure", width, height, args...) }
+	attr := func(tag, name string) int { return dataAttr(t, tag, name) }
 	dom := chrome("--dump-dom")
 	body := regexp.MustCompile(`<body[^>]*>`).FindString(dom)
 	// the first screen is the viewport: the window less the browser's own
@@ -164,4 +145,115 @@ func TestPageLeadsWithTheAnswer(t *testing.T) {
 		t.Errorf("in dark mode the page is not dark: %s", dark)
 	}
 	t.Logf("viewport %dx%d: first chart %d px wide, ends at %d px; summary ends at %d px; smallest text %d px", width, screen, attr(first, "width"), attr(first, "bottom"), attr(answer, "bottom"), attr(body, "min-font"))
+}
+
+// render opens url (a file path with its #fragment) in headless Chromium
+// with a window of w x h px, no network, and returns its output (args such
+// as --dump-dom, --screenshot=F, --print-to-pdf=F choose what it is).
+func render(t *testing.T, bin, dir, url string, w, h int, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
+		"--user-data-dir=" + filepath.Join(dir, "profile"),
+		"--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
+		"--window-size=" + strconv.Itoa(w) + "," + strconv.Itoa(h), "--virtual-time-budget=20000"}
+	out, err := exec.CommandContext(ctx, bin, append(append(base, args...), "file://"+url)...).Output()
+	if err != nil {
+		t.Fatalf("chromium %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// dataAttr reads the number in a data-NAME="..." attribute of a tag the
+// page's #measure hook wrote.
+func dataAttr(t *testing.T, tag, name string) int {
+	t.Helper()
+	m := regexp.MustCompile(`data-` + name + `="([0-9.]+)"`).FindStringSubmatch(tag)
+	if m == nil {
+		t.Fatalf("no data-%s in %s", name, tag)
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return int(v)
+}
+
+// TestPagePrints: the stored default run's page on paper. Chromium prints
+// it to a PDF (the real print path: the file is a PDF of a few A4 pages,
+// not one page cut off); and the page's print rules, applied on a screen
+// as wide as an A4 sheet (794 px at 96 dpi), lay every chart out in one
+// column at least 600 px wide, no text below 12 px, black on white.
+func TestPagePrints(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed (Debian package chromium, scripts/install-deps.sh): the page is not printed")
+	}
+	if testing.Short() {
+		t.Skip("-short: not starting a browser")
+	}
+	var buf strings.Builder
+	if err := BuildPage([]Input{exportRuns(t)["examples/default"]}).Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	const printRules = "@media print {"
+	if strings.Count(html, printRules) != 1 {
+		t.Fatalf("the page has %d %q blocks, want 1", strings.Count(html, printRules), printRules)
+	}
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	page := write("default.html", html)
+	const a4w, a4h = 794, 1123
+
+	pdf := filepath.Join(dir, "default.pdf")
+	render(t, bin, dir, page, a4w, a4h, "--no-pdf-header-footer", "--print-to-pdf="+pdf)
+	raw, err := os.ReadFile(pdf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(raw), "%PDF-") {
+		t.Fatalf("%s is not a PDF: %.20q", pdf, raw)
+	}
+	pages := len(regexp.MustCompile(`/Type\s*/Page[^s]`).FindAllIndex(raw, -1))
+	if pages < 2 || pages > 40 {
+		t.Errorf("the printed page has %d sheets, want between 2 and 40", pages)
+	}
+
+	// the print rules on an A4-wide screen
+	printed := write("print.html", strings.Replace(html, printRules, "@media all {", 1))
+	dom := render(t, bin, dir, printed+"#measure", a4w, a4h, "--dump-dom")
+	body := regexp.MustCompile(`<body[^>]*>`).FindString(dom)
+	figs := regexp.MustCompile(`<figure class="chart" id="chart-\d+"[^>]*>`).FindAllString(dom, -1)
+	if len(figs) < 4 {
+		t.Fatalf("%d charts on the printed page", len(figs))
+	}
+	last := -1
+	for _, fig := range figs {
+		if w := dataAttr(t, fig, "width"); w < 600 {
+			t.Errorf("a printed chart is %d px wide, want at least 600: %s", w, fig)
+		}
+		// one column: each chart starts below the one before it
+		top := dataAttr(t, fig, "top")
+		if top <= last {
+			t.Errorf("a printed chart starts at %d px, beside the one before it (which starts at %d): %s", top, last, fig)
+		}
+		last = top
+	}
+	if m := dataAttr(t, body, "min-font"); m < 12 {
+		t.Errorf("some printed text is %d px, want at least 12", m)
+	}
+	if !strings.Contains(body, `data-bg="rgb(255, 255, 255)"`) || !strings.Contains(body, `data-fg="rgb(0, 0, 0)"`) {
+		t.Errorf("the printed page is not black on white: %s", body)
+	}
+	// and in a dark-mode reader's browser, paper stays white
+	dark := regexp.MustCompile(`<body[^>]*>`).FindString(render(t, bin, dir, printed+"#measure", a4w, a4h, "--force-dark-mode", "--dump-dom"))
+	if !strings.Contains(dark, `data-bg="rgb(255, 255, 255)"`) {
+		t.Errorf("printed from a dark-mode browser, the page is not white: %s", dark)
+	}
+	t.Logf("PDF: %d sheets, %d bytes; on A4 width: %d charts, the first %d px wide; smallest text %d px", pages, len(raw), len(figs), dataAttr(t, figs[0], "width"), dataAttr(t, body, "min-font"))
 }

@@ -167,7 +167,7 @@ code, .mono { font-family: ui-monospace, monospace; }
 .warning { background: var(--warn-bg); border-left: 4px solid var(--warn); padding: .3em .6em; }
 @media print {
   :root { --fg: #000; --muted: #333; --bg: #fff; --line: #999; --box: #bbb; --warn-bg: #fff; --link: #000; }
-  body { max-width: none; font-size: 11pt; }
+  body { max-width: none; font-size: 12pt; }
   details { display: block; } nav { display: none; }
   .charts { grid-template-columns: 1fr; } figure.chart div.box { height: 300px; }
   h2 { break-before: auto; } h2, h3 { break-after: avoid; }

@@ -5,7 +5,8 @@
 // reads; errors go to #js-errors. Opened as report.html#measure, it also
 // writes what the page test checks of the layout: each figure's rendered
 // width and place (data-width, data-top, data-bottom), the summary's place,
-// the smallest text on the page (body data-min-font) and its colours.
+// the smallest text on the page (body data-min-font) and its colours
+// (data-bg, data-fg).
 (function () {
   "use strict";
   var errors = [];
@@ -216,6 +217,7 @@
     });
     document.body.setAttribute("data-min-font", String(least));
     document.body.setAttribute("data-bg", getComputedStyle(document.body).backgroundColor);
+    document.body.setAttribute("data-fg", getComputedStyle(document.body).color);
     document.body.setAttribute("data-viewport", window.innerWidth + "x" + window.innerHeight);
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", draw);
