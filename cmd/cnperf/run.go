@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
@@ -104,7 +105,7 @@ func (f *runFlags) setup() (*runSetup, error) {
 	}
 	// before anything is built: a bad path found after the run loses nothing
 	// measured, but costs the run's time
-	if err := f.outputs.Check(); err != nil {
+	if err := cmp.Or(f.outputs.Check(), session.CheckOut(*f.out, *f.force)); err != nil {
 		return nil, exitcode.With(err, exitcode.Usage)
 	}
 	return &runSetup{plan: *p, out: *f.out, outputs: *f.outputs, cpuLatency: *f.cpuLatency, quiet: *f.quiet, dryRun: *f.dryRun, force: *f.force}, nil

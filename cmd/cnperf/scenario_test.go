@@ -181,6 +181,7 @@ no-baseline: true
 	// a usage error in any scenario stops them all before any runs: exit 2
 	bad := src + "---\nname: c\nnetworks: nope\n"
 	os.WriteFile("bad.yaml", []byte(bad), 0o644)
+	os.WriteFile("badout.yaml", []byte("name: a\nnetworks: host\n---\nname: b\nnetworks: host\nout: /nonexistent/dir/r.json\n"), 0o644)
 	os.WriteFile("same.yaml", []byte("name: a\nout: r.json\nnetworks: host\n---\nname: b\nout: r.json\nnetworks: host\n"), 0o644)
 	for _, c := range []struct {
 		args []string
@@ -189,6 +190,7 @@ no-baseline: true
 		{[]string{"-f", "bad.yaml"}, `bad.yaml:14: scenario "c": unknown network "nope"`},
 		{[]string{"--file", "same.yaml"}, `same.yaml:6: scenario "b": --out r.json is scenario "a"'s too; give each scenario its own out:`},
 		{[]string{"-f", "s.yaml", "--out", "x.json"}, `--out x.json is scenario "a"'s too`},
+		{[]string{"-f", "badout.yaml"}, `badout.yaml:6: scenario "b": --out /nonexistent/dir/r.json: folder /nonexistent/dir does not exist; create it first`},
 		{[]string{"-f", "s.yaml", "--dump-scenario"}, "drop one of them"},
 		{[]string{"-f", "none.yaml"}, "-f none.yaml: no such file; name a scenario file"},
 		{[]string{"-f", "s.yaml", "--networks", "nope"}, `s.yaml:1: scenario "a": unknown network "nope"`},

@@ -269,18 +269,6 @@ func (s Scenario) String() string {
 	return fmt.Sprintf("scenario %q (%s:%d)", s.Name, s.File, s.Line)
 }
 
-// Set are the keys the scenario sets, by flag name.
-func (s Scenario) Set() map[string]bool {
-	out := map[string]bool{}
-	for _, k := range s.keys {
-		out[k.name] = true
-	}
-	if s.Suite != nil {
-		out["suite"] = true
-	}
-	return out
-}
-
 // Apply sets the scenario's values on fs, a fresh flag set of `cnperf
 // run`, but for the flags in skip (those the command line gives: it
 // replaces them, parsed after).
