@@ -133,6 +133,12 @@ var badInputs = []struct {
 	{[]string{"run", "--startup-pods", "0"}, "--startup-pods 0: use a positive value"},
 	{[]string{"run", "--suite", ""}, "is empty"},
 	{[]string{"run", "--rate", ""}, "is empty"},
+	// issue 27: scenario files, every scenario checked before any runs
+	{[]string{"run", "-f", "../cnperf/testdata/scenario_unknown_key.yaml"}, `scenario_unknown_key.yaml:3: unknown key "netwroks" in scenario "typo" (did you mean "networks"?); the keys are the flags of cnperf run, see cnperf run -h`},
+	{[]string{"run", "-f", "OUT/none.yaml"}, "none.yaml: no such file; name a scenario file"},
+	{[]string{"run", "--file", "../cnperf/testdata/scenario_bad_network.yaml"}, `scenario_bad_network.yaml:5: scenario "bad-network": unknown network "nope"`},
+	{[]string{"run", "-f", "../cnperf/testdata/scenario_bad_network.yaml", "--networks", "host", "--out", "OUT/r.json"}, `is scenario "good"'s too; give each scenario its own out:`},
+	{[]string{"suites", "--show", "nope"}, `unknown suite "nope"`},
 	// other commands
 	{[]string{"frobnicate"}, "unknown command"},
 	{[]string{"report"}, "name a results file"},

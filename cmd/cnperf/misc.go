@@ -95,8 +95,12 @@ func cmdAgent(args []string) error {
 func cmdSuites(args []string) error {
 	fs := newFlags("suites")
 	asJSON := fs.Bool("json", false, "print the list as JSON (cnperf/suites/v1): every suite, its workloads, networks, rounds and cells")
+	show := fs.String("show", "", "print suite NAME as a scenario file (YAML, its quick: block included) to copy: cnperf run -f FILE runs it as --suite NAME does")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *show != "" {
+		return catalog.ShowSuite(os.Stdout, *show)
 	}
 	if *asJSON {
 		return catalog.SuitesJSON(os.Stdout)

@@ -47,8 +47,8 @@ func TestQuickSuites(t *testing.T) {
 		}
 	}
 	// the suite itself is left as it was
-	if s, _ := suite.Get("seed-latency"); s.Params.Extra["response-size"] != "350,4096" {
-		t.Errorf("--quick changed the seed-latency suite: response-size %q", s.Params.Extra["response-size"])
+	if s, _ := suite.Get("seed-latency"); s.Options["response-size"] != "350,4096" {
+		t.Errorf("--quick changed the seed-latency suite: response-size %q", s.Options["response-size"])
 	}
 	over, err := parseRun([]string{"--suite", "blocking", "--quick", "--repeat", "4", "--duration", "2s"})
 	if err != nil || over.plan.Repeat != 4 || over.plan.Params.Duration != 2*time.Second {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"cmp"
+	"flag"
+	"fmt"
 	"os"
 	"time"
 
@@ -12,7 +15,9 @@ import (
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
+	"github.com/cnperf/cnperf/internal/scenario"
 	"github.com/cnperf/cnperf/internal/session"
+	"github.com/cnperf/cnperf/internal/suite"
 )
 
 // runSetup is what `cnperf run`'s flags ask for: the plan, checked, and
@@ -27,13 +32,23 @@ type runSetup struct {
 	force      bool // --force: --out may replace a file that is not cnperf's
 }
 
-// parseRun turns `cnperf run`'s arguments into a checked plan. It builds
-// and writes nothing.
-func parseRun(args []string) (*runSetup, error) {
+// runFlags are `cnperf run`'s flags, registered on fs, and where their
+// values land.
+type runFlags struct {
+	fs                         *flag.FlagSet
+	r                          plan.Request
+	out, cpuLatency, file      *string
+	outputs                    *report.Outputs
+	quiet, dryRun, force, dump *bool
+	opts, extra, beFlags       map[string]*string
+}
+
+func newRunFlags() *runFlags {
 	fs := newFlags("run")
-	var r plan.Request
+	f := &runFlags{fs: fs}
+	r := &f.r
 	fs.StringVar(&r.Backend, "backend", backend.Names()[0], backend.Usage())
-	beFlags := plan.FlagsOfBackends(fs, false)
+	f.beFlags = plan.FlagsOfBackends(fs, false)
 	fs.StringVar(&r.Suite, "suite", "default", "preset to run (see cnperf suites); --networks/--workloads/--placement override it")
 	fs.BoolVar(&r.Quick, "quick", false, "the suite's short version (fewer rounds, sizes, pods or networks, shorter cells): under 2 minutes on a 2-CPU machine")
 	fs.StringVar(&r.Networks, "networks", "", "comma-separated networks (default: the suite's; see cnperf networks)")
@@ -44,25 +59,41 @@ func parseRun(args []string) (*runSetup, error) {
 	fs.StringVar(&r.Direction, "direction", "", "stream direction: up (client sends) or down (server sends)")
 	fs.IntVar(&r.MTU, "mtu", 1500, "underlay MTU")
 	fs.IntVar(&r.Repeat, "repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
-	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json); an existing file is replaced only if it is a cnperf results file")
-	force := fs.Bool("force", false, "let --out replace an existing file that is not a cnperf results file, or a symlink")
-	outputs := report.OutputFlags(fs, "run")
+	f.out = fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json); an existing file is replaced only if it is a cnperf results file")
+	f.force = fs.Bool("force", false, "let --out replace an existing file that is not a cnperf results file, or a symlink")
+	f.outputs = report.OutputFlags(fs, "run")
 	fs.BoolVar(&r.NoBaseline, "no-baseline", false, "do not add the baseline rows")
-	quiet := fs.Bool("quiet", false, "no progress lines and no status line")
-	dryRun := fs.Bool("dry-run", false, "print what would be built and measured and about how long it takes, and exit")
+	f.quiet = fs.Bool("quiet", false, "no progress lines and no status line")
+	f.dryRun = fs.Bool("dry-run", false, "print what would be built and measured and about how long it takes, and exit")
 	fs.StringVar(&r.LBs, "lb", "", "ClusterIP load balancers, comma-separated: iptables, nftables, ipvs, ebpf-socket, ebpf-tc, none (the pod IP directly)")
 	fs.StringVar(&r.Services, "services", "", "with --lb: numbers of services to program, comma-separated scale steps (default 1)")
-	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
+	f.cpuLatency = fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
 	fs.StringVar(&r.Pin, "pin", "", "pin the client and server agents to CPUs, e.g. 0,1 (steadier numbers on a busy machine)")
 	r.ModeOptions = option.KeyValues(fs, "mode-opt", "network-mode option key=value, repeatable or comma-separated (e.g. controlplane=off, encrypt=aes-gcm)")
-	opts, extra := plan.FlagsOfExperiments(fs), plan.FlagsOfWorkloads(fs)
-	if err := parseFlags(fs, args); err != nil {
+	f.file = fs.String("file", "", "run the scenarios of this YAML file in order, each writing its own results (docs/usage.md, Scenario files); flags given with it replace every scenario's values")
+	fs.StringVar(f.file, "f", "", "short for --file")
+	f.dump = fs.Bool("dump-scenario", false, "write the scenario these flags mean to stdout (YAML for --file), and exit")
+	f.opts, f.extra = plan.FlagsOfExperiments(fs), plan.FlagsOfWorkloads(fs)
+	return f
+}
+
+// parseRun turns `cnperf run`'s arguments into a checked plan. It builds
+// and writes nothing.
+func parseRun(args []string) (*runSetup, error) {
+	f := newRunFlags()
+	if err := parseFlags(f.fs, args); err != nil {
 		return nil, exitcode.With(err, exitcode.Usage)
 	}
-	if err := plan.CheckExplicit(option.Given(fs, nil)); err != nil {
+	return f.setup()
+}
+
+// setup checks the parsed flags and makes the plan.
+func (f *runFlags) setup() (*runSetup, error) {
+	r := f.r
+	if err := plan.CheckExplicit(option.Given(f.fs, nil)); err != nil {
 		return nil, exitcode.With(err, exitcode.Usage)
 	}
-	r.Options, r.Extra, r.BackendFlags = option.Given(fs, opts), option.Given(fs, extra), option.Given(fs, beFlags)
+	r.Options, r.Extra, r.BackendFlags = option.Given(f.fs, f.opts), option.Given(f.fs, f.extra), option.Given(f.fs, f.beFlags)
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -74,20 +105,35 @@ func parseRun(args []string) (*runSetup, error) {
 	}
 	// before anything is built: a bad path found after the run loses nothing
 	// measured, but costs the run's time
-	if err := outputs.Check(); err != nil {
+	if err := cmp.Or(f.outputs.Check(), session.CheckOut(*f.out, *f.force)); err != nil {
 		return nil, exitcode.With(err, exitcode.Usage)
 	}
-	return &runSetup{plan: *p, out: *out, outputs: *outputs, cpuLatency: *cpuLatency, quiet: *quiet, dryRun: *dryRun, force: *force}, nil
+	return &runSetup{plan: *p, out: *f.out, outputs: *f.outputs, cpuLatency: *f.cpuLatency, quiet: *f.quiet, dryRun: *f.dryRun, force: *f.force}, nil
 }
 
 func cmdRun(args []string) error {
-	setup, err := parseRun(args)
-	if err != nil {
-		return err
+	f := newRunFlags()
+	if err := parseFlags(f.fs, args); err != nil {
+		return exitcode.With(err, exitcode.Usage)
 	}
-	if setup.dryRun {
+	if *f.file != "" {
+		return runScenarios(f, args)
+	}
+	setup, err := f.setup()
+	switch {
+	case err != nil:
+		return err
+	case *f.dump:
+		return scenario.Dump(os.Stdout, "run", f.fs)
+	case setup.dryRun:
 		return runner.DryRun(os.Stdout, setup.plan)
 	}
+	return setup.run()
+}
+
+// run executes the setup and says how it went: the failed cells listed,
+// exit 4 when some failed.
+func (setup *runSetup) run() error {
 	run, path, err := execute(setup, 0)
 	if run != nil {
 		session.ListFailed(os.Stderr, run)
@@ -96,6 +142,34 @@ func cmdRun(args []string) error {
 		return err
 	}
 	return session.CellsStatus(run, path)
+}
+
+// runScenarios runs the scenarios of --file in order, each writing its
+// own results, after planning them all; a flag given with --file replaces
+// every scenario's value. The exit status is the worst of them.
+func runScenarios(cmdline *runFlags, args []string) error {
+	if *cmdline.dump {
+		return exitcode.With(fmt.Errorf("--dump-scenario writes the scenario of flags, and --file %s is one already; drop one of them", *cmdline.file), exitcode.Usage)
+	}
+	scs, setups, err := scenario.Prepare(*cmdline.file, cmdline.fs, args, func() (*flag.FlagSet, func(*suite.Suite) (*runSetup, error)) {
+		f := newRunFlags()
+		return f.fs, func(def *suite.Suite) (*runSetup, error) { f.r.SuiteDef = def; return f.setup() }
+	}, parseFlags)
+	if err != nil {
+		return exitcode.With(err, exitcode.Usage)
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	return scenario.RunAll(ctx, scs, func(i int) error {
+		if *cmdline.dryRun {
+			fmt.Printf("# %s\n", scs[i])
+			return runner.DryRun(os.Stdout, setups[i].plan)
+		}
+		if !setups[i].quiet {
+			fmt.Fprintf(os.Stderr, "cnperf run: %s, %d of %d\n", scs[i], i+1, len(scs))
+		}
+		return setups[i].run()
+	})
 }
 
 // errTimeLimit ends a run that reached its limit.

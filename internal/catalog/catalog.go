@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/suite"
@@ -112,6 +113,17 @@ func Suites(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "run one: cnperf run --suite NAME; add --quick for its short version (under 2 minutes)")
+	_, err := fmt.Fprintln(w, "run one: cnperf run --suite NAME; add --quick for its short version (under 2 minutes); cnperf suites --show NAME prints it as a scenario file")
+	return err
+}
+
+// ShowSuite writes a built-in suite's scenario file (YAML, its quick:
+// block included): `cnperf run -f FILE` runs it as --suite NAME does.
+func ShowSuite(w io.Writer, name string) error {
+	b, err := suite.File(name)
+	if err != nil {
+		return exitcode.With(err, exitcode.Usage)
+	}
+	_, err = w.Write(b)
 	return err
 }

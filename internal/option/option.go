@@ -206,21 +206,94 @@ func Given(fs *flag.FlagSet, flags map[string]*string) map[string]string {
 
 // KeyValues registers flag name of fs taking key=value options, repeatable
 // or comma-separated (--mode-opt controlplane=off,encrypt=aes-gcm), and
-// returns the map they land in.
+// returns the map they land in. The flag's value is a KeyValueFlag: its
+// text is the pairs, sorted (what a scenario file or a dump shows).
 func KeyValues(fs *flag.FlagSet, name, usage string) map[string]string {
 	m := map[string]string{}
-	fs.Func(name, usage, func(s string) error {
-		for _, kv := range strings.Split(s, ",") {
-			if kv = strings.TrimSpace(kv); kv == "" {
-				continue
-			}
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || k == "" {
-				return fmt.Errorf("mode option %q; use key=value", kv)
-			}
-			m[k] = v
-		}
-		return nil
-	})
+	fs.Var(keyValues(m), name, usage)
 	return m
+}
+
+// KeyValueFlag is the value of a flag that takes key=value pairs.
+type KeyValueFlag interface {
+	flag.Value
+	Pairs() map[string]string
+}
+
+type keyValues map[string]string
+
+func (m keyValues) Pairs() map[string]string { return m }
+
+func (m keyValues) String() string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		keys[i] = k + "=" + m[k]
+	}
+	return strings.Join(keys, ",")
+}
+
+func (m keyValues) Set(s string) error {
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("mode option %q; use key=value", kv)
+		}
+		m[k] = v
+	}
+	return nil
+}
+
+// Closest is the name among names nearest to a mistyped one (at most two
+// edits apart, or one a prefix of the other), "" when none is: for the
+// "did you mean" of an unknown key.
+func Closest(name string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		d := distance(name, n)
+		if d < bestD || (d == bestD && best != "" && n < best) {
+			best, bestD = n, d
+		}
+	}
+	if best == "" && len(name) >= 3 {
+		for _, n := range names {
+			if strings.HasPrefix(n, name) || strings.HasPrefix(name, n) && len(n) >= 3 {
+				return n
+			}
+		}
+	}
+	return best
+}
+
+// distance is the edit distance of a and b (insertions, deletions,
+// substitutions and transpositions of neighbours).
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range rb {
+		d[0][j+1] = j + 1
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
 }

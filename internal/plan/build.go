@@ -27,7 +27,10 @@ import (
 // recommend, from a profile): an empty field takes the suite's value.
 type Request struct {
 	Suite string // "" is the default suite
-	Quick bool   // the suite's short version
+	// SuiteDef, when set, is the suite itself (a scenario file's suite
+	// written out), instead of the one Suite names.
+	SuiteDef *suite.Suite
+	Quick    bool // the suite's short version
 	// Backend names the backends ("" the default one); BackendFlags are
 	// their own flags the user set (--kubeconfig...).
 	Backend      string
@@ -67,12 +70,16 @@ func SplitList(s string) []string {
 // nothing.
 func Build(r Request) (*Plan, error) {
 	st, err := suite.Get(cmp.Or(r.Suite, "default"))
+	if r.SuiteDef != nil {
+		st, err = *r.SuiteDef, nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	if r.Quick {
 		st = st.Quick()
 	}
+	st = workloadOptions(st)
 	infos, err := backend.ParseList(r.Backend)
 	if err != nil {
 		return nil, err
@@ -187,6 +194,28 @@ func Build(r Request) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// workloadOptions moves the workloads' options a suite sets (in its
+// Options, by flag name) to its parameters, where the workloads' flags
+// land; the experiments' stay.
+func workloadOptions(st suite.Suite) suite.Suite {
+	moved := false
+	for _, f := range workload.Flags() {
+		v, ok := st.Options[f.Name]
+		if !ok {
+			continue
+		}
+		if !moved {
+			st.Options, st.Params.Extra, moved = maps.Clone(st.Options), maps.Clone(st.Params.Extra), true
+			if st.Params.Extra == nil {
+				st.Params.Extra = map[string]string{}
+			}
+		}
+		st.Params.Extra[f.Name] = v
+		delete(st.Options, f.Name)
+	}
+	return st
 }
 
 // takePlacements replaces the backends' own --placement values

@@ -130,6 +130,19 @@ func Execute(ctx context.Context, plan plan.Plan, o Options) (*result.Run, strin
 	return run, path, execErr
 }
 
+// CheckOut checks an --out path the user named as Execute will, before
+// anything is planned to run (a file of scenarios checks every one's
+// before the first runs); "" (the default name) passes.
+func CheckOut(out string, force bool) error {
+	if out == "" {
+		return nil
+	}
+	if _, err := ResultsPath(out); err != nil {
+		return err
+	}
+	return result.CheckReplace(out, force)
+}
+
 // ResultsPath checks where the results go before anything is built: the
 // default folder is created; a folder the user named must exist, and the
 // file must be one that can be replaced.

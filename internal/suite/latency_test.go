@@ -30,7 +30,14 @@ func TestSeedLatencyPreset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the workload's options, as plan.Build moves them from the suite's
 	p := s.Params
+	p.Extra = map[string]string{}
+	for _, f := range workload.Flags() {
+		if v, ok := s.Options[f.Name]; ok {
+			p.Extra[f.Name] = v
+		}
+	}
 	w.Defaults(&p)
 	if err := w.Validate(p); err != nil {
 		t.Skipf("preset does not validate here: %v", err) // nginx missing

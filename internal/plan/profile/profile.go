@@ -57,7 +57,9 @@ func candidates() []string {
 			}
 		}
 	}
-	add(suite.Default.Workloads...)
+	if st, err := suite.Get("default"); err == nil {
+		add(st.Workloads...)
+	}
 	for _, n := range suite.Names() {
 		if st, err := suite.Get(n); err == nil {
 			add(st.Workloads...)
