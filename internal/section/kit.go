@@ -371,3 +371,12 @@ func SizeOf(step string) int {
 	n, _ := strconv.Atoi(v)
 	return n
 }
+
+// AllCharts are the charts of every group, in the order the groups came.
+func AllCharts[K comparable](groups *Rows[K, []Chart]) []Chart {
+	var out []Chart
+	for _, k := range groups.Keys {
+		out = append(out, *groups.Of(k)...)
+	}
+	return out
+}

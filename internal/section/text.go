@@ -161,6 +161,16 @@ func PairedRatio(x, y map[int]float64, better result.Better) string {
 	return Ratio(c)
 }
 
+// PairedFactor prints x against y paired by round (Paired) as Factor
+// does, "-" when there is nothing to compare.
+func PairedFactor(x, y map[int]float64, better result.Better) string {
+	c, ok := Paired(x, y, better)
+	if !ok {
+		return "-"
+	}
+	return Factor(c)
+}
+
 // Factor prints a paired ratio of ratios (a share kept, a growth, against
 // the baseline's) with its verdict's mark and its interval, without
 // Ratio's "x": 0.52 [0.47, 0.58], =1.01 [0.98, 1.03].

@@ -82,9 +82,5 @@ func growthCells(g, base map[int]float64, isBase bool) string {
 	if isBase {
 		return out + "\t-"
 	}
-	c, ok := section.Paired(g, base, result.HigherBetter)
-	if !ok {
-		return out + "\t-"
-	}
-	return out + "\t" + section.Factor(c)
+	return out + "\t" + section.PairedFactor(g, base, result.HigherBetter)
 }
