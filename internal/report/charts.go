@@ -188,20 +188,6 @@ func figureOf(wl, key string) (result.Figure, bool) {
 	return result.Figure{}, false
 }
 
-// messageSize is a result's message size parameter, 0 when it has none.
-func messageSize(r result.Result) float64 {
-	switch v := r.Params["message_size"].(type) {
-	case float64:
-		return v
-	case int:
-		return float64(v)
-	case string:
-		f, _ := strconv.ParseFloat(v, 64)
-		return f
-	}
-	return 0
-}
-
 // sizeSection: for workloads measured at two message sizes or more (in
 // one run or across the overlaid runs), each rate and cost figure the
 // workload declares against the message size, a line per network.
@@ -222,7 +208,7 @@ func sizeSection(ins []Input) section {
 			if r.Error != "" || r.LB != "" || r.Step != "" && (sizeOf(r.Step) == 0 || strings.Contains(r.Step, " ")) {
 				continue
 			}
-			sz := messageSize(r)
+			sz := kit.Param(r, "message_size")
 			if sz <= 0 {
 				continue
 			}
@@ -261,19 +247,8 @@ func sizeSection(ins []Input) section {
 			}
 			c := chart{Kind: chartLines, Title: wl + ": " + unitOf(f) + " against message size", XLabel: "message size (bytes)", YLabel: unitOf(f), XLog: true}
 			for _, cell := range cells[wl] {
-				m := vals[key{wl, f.Key, cell}]
-				var xs []float64
-				for x := range m {
-					xs = append(xs, x)
-				}
-				sort.Float64s(xs)
-				s := series{Label: cell}
-				for _, x := range xs {
-					y, _ := avg(m[x])
-					s.Points = append(s.Points, point{X: fp(x), Y: y})
-				}
-				if len(s.Points) > 0 {
-					c.Series = append(c.Series, s)
+				if pts := kit.LinePoints(vals[key{wl, f.Key, cell}], kit.Mean); len(pts) > 0 {
+					c.Series = append(c.Series, series{Label: cell, Points: pts})
 				}
 			}
 			if !c.Empty() {
@@ -587,19 +562,7 @@ func servicesSection(ins []Input) section {
 	return sec
 }
 
-func linePoints(m map[float64][]float64) []point {
-	var xs []float64
-	for x := range m {
-		xs = append(xs, x)
-	}
-	sort.Float64s(xs)
-	var pts []point
-	for _, x := range xs {
-		y, _ := avg(m[x])
-		pts = append(pts, point{X: fp(x), Y: y})
-	}
-	return pts
-}
+func linePoints(m map[float64][]float64) []point { return kit.LinePoints(m, kit.Mean) }
 
 // environmentSection: what each run is only comparable with.
 func environmentSection(ins []Input) section {

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,13 +70,8 @@ func WriteCSV(dir string, ins []Input) ([]string, error) {
 		return nil, fmt.Errorf("--csv %s: %v; choose a folder you can write", dir, err)
 	}
 	tables := CSVTables(ins)
-	var names []string
-	for name := range tables {
-		names = append(names, name)
-	}
-	slices.Sort(names)
 	var paths []string
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(tables)) {
 		p := filepath.Join(dir, name)
 		var b bytes.Buffer
 		w := csv.NewWriter(&b)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -257,7 +258,7 @@ func (t SeedTable) match(run *result.Run, r SeedRow, c SeedColumn, most map[stri
 		if res.Error != "" || !slices.Contains(wls, res.Workload) || res.LB != r.LB ||
 			(len(r.Networks) > 0 && !slices.Contains(r.Networks, res.Network)) ||
 			(pl != "" && res.Placement != pl) || !stepHas(res.Step, step) || (step == nil && !plainStep(res.Step)) ||
-			(t.MessageSize > 0 && messageSize(res) != float64(t.MessageSize)) {
+			(t.MessageSize > 0 && kit.Param(res, "message_size") != float64(t.MessageSize)) {
 			continue
 		}
 		switch t.Services {

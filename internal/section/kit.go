@@ -2,6 +2,7 @@ package section
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -379,4 +380,41 @@ func AllCharts[K comparable](groups *Rows[K, []Chart]) []Chart {
 		out = append(out, *groups.Of(k)...)
 	}
 	return out
+}
+
+// LinePoints are a line's points from its values by x: in x order, each
+// agg (a mean, a median) of its values.
+func LinePoints(m map[float64][]float64, agg func([]float64) float64) []Point {
+	var pts []Point
+	for _, x := range slices.Sorted(maps.Keys(m)) {
+		pts = append(pts, Point{X: result.F(x), Y: agg(m[x])})
+	}
+	return pts
+}
+
+// Mean is the mean of xs, 0 for none.
+func Mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, v := range xs {
+		s += v
+	}
+	return s / float64(len(xs))
+}
+
+// Param reads a result's number parameter (a number, or a string holding
+// one), 0 when it has none.
+func Param(r result.Result, key string) float64 {
+	switch v := r.Params[key].(type) {
+	case float64:
+		return v
+	case int:
+		return float64(v)
+	case string:
+		f, _ := strconv.ParseFloat(v, 64)
+		return f
+	}
+	return 0
 }
