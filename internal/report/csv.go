@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -114,7 +115,7 @@ func CSVTables(ins []Input) map[string][][]string {
 				add("params.csv", append(slices.Clone(c), kv[0], csvNumber(kv[1]))...)
 			}
 		}
-		for _, s := range summarized(run) {
+		for _, s := range kit.Summaries(run) {
 			f, _ := describe(s.Cell.Workload, s.Figure)
 			row := append(cell(s.Cell), s.Figure, f.Label, string(f.Better), strconv.Itoa(s.N), Decimal(s.Median))
 			if s.CILevel > 0 {

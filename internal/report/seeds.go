@@ -196,7 +196,7 @@ func (c *seedCell) values() []float64 {
 
 // seedFigure is the figure a metric of workload wl is read and shown as.
 func seedFigure(wl, metric string, better result.Better) result.Figure {
-	if f, ok := figureOf(wl, metric); ok {
+	if f, ok := kit.FigureOf(wl, metric); ok {
 		return f
 	}
 	f := result.Figure{Key: metric, Label: metric, Better: cmp.Or(better, result.HigherBetter), Kind: result.KindRatio}
@@ -315,7 +315,7 @@ func counterpart(c *seedCell, refRow SeedRow, refs []*seedCell) *seedCell {
 		if refRow.Placement == "" && k.Placement != rk.Placement {
 			continue
 		}
-		if refRow.Step == nil && stepWithout(k.Step, "services=") != stepWithout(rk.Step, "services=") {
+		if refRow.Step == nil && kit.StepWithout(k.Step, "services=") != kit.StepWithout(rk.Step, "services=") {
 			continue
 		}
 		if k.Services != rk.Services && refRow.LB != result.ReferenceLB {

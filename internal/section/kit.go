@@ -418,3 +418,11 @@ func Param(r result.Result, key string) float64 {
 	}
 	return 0
 }
+
+// MedianOK is the median of xs; ok is false when there are none.
+func MedianOK(xs []float64) (m float64, ok bool) {
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return Median(xs), true
+}
