@@ -66,8 +66,7 @@ func Tuning(w io.Writer, run *result.Run) {
 	}
 	tw := kit.TextTable(w, "tuning (seed 000's host tuning inside the lab): the main figure untuned and tuned (same rounds), the change and its 95% interval",
 		"network\tplacement\tworkload\tstep\ttuning\tnone\ttuned\tchange")
-	for _, k := range rows.Keys {
-		a := rows.Of(k)
+	for k, a := range rows.All() {
 		var ps []float64
 		for _, v := range plain[k.cell] {
 			ps = append(ps, v)

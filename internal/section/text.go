@@ -3,6 +3,7 @@ package section
 import (
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -49,6 +50,17 @@ func (r *Rows[K, V]) Get(k K, init func() V) *V {
 
 // Of is k's row, nil when k never came.
 func (r *Rows[K, V]) Of(k K) *V { return r.by[k] }
+
+// All yields each key and its row, in the order the keys came.
+func (r *Rows[K, V]) All() iter.Seq2[K, *V] {
+	return func(yield func(K, *V) bool) {
+		for _, k := range r.Keys {
+			if !yield(k, r.by[k]) {
+				return
+			}
+		}
+	}
+}
 
 // Sweep gathers a table whose columns are the steps of a sweep (a
 // message size, a count of idle pods): per row and column its values

@@ -35,7 +35,6 @@ func init() {
 // with the neighbours, and the CPU the neighbours used.
 func Text(w io.Writer, run *result.Run) {
 	type acc struct {
-		key          result.CellKey
 		fig          result.Figure
 		quiet, noisy []float64
 		cpu          []float64
@@ -63,7 +62,7 @@ func Text(w io.Writer, run *result.Run) {
 			continue
 		}
 		k := r.Key()
-		a := rows.Get(k, func() acc { return acc{key: k, fig: workload.FiguresOf(r.Workload)[0], kept: map[int]float64{}} })
+		a := rows.Get(k, func() acc { return acc{fig: workload.FiguresOf(r.Workload)[0], kept: map[int]float64{}} })
 		v, _ := r.Metrics.Value(a.fig.Key)
 		a.quiet, a.noisy = append(a.quiet, q), append(a.noisy, v)
 		if q > 0 && v > 0 {
@@ -92,8 +91,7 @@ func Text(w io.Writer, run *result.Run) {
 	}
 	tw := section.TextTable(w, "noisy neighbours: the main figure without and with them (same rounds), the drop and its 95% interval",
 		"network\tplacement\tworkload\tneighbours\tquiet\twith\tdrop\tkept vs baseline\tcell CPU\tneighbour CPU")
-	for _, k := range rows.Keys {
-		a := rows.Of(k)
+	for k, a := range rows.All() {
 		kept := "-"
 		bk := k
 		bk.Network = result.BaselineNetwork
@@ -157,8 +155,7 @@ func HTML(ins []section.Input) section.HTMLSection {
 				a.vs = r.VsQuiet
 			}
 		}
-		for _, k := range cells.Keys {
-			a := cells.Of(k)
+		for k, a := range cells.All() {
 			if len(a.noisy) == 0 {
 				continue
 			}

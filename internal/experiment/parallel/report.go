@@ -46,8 +46,7 @@ func Text(w io.Writer, run *result.Run) {
 	}
 	tw := section.TextTable(w, "parallel flows: the aggregate, the smallest and largest flow, Jain's fairness (1 = equal shares)",
 		"network\tplacement\tworkload\tflows\ttotal\tmin flow\tmax flow\tJain")
-	for _, k := range rows.Keys {
-		a := rows.Of(k)
+	for k, a := range rows.All() {
 		if len(a.total) == 0 {
 			continue
 		}
@@ -90,8 +89,7 @@ func HTML(ins []section.Input) section.HTMLSection {
 				a.jain = append(a.jain, j)
 			}
 		}
-		for _, k := range cells.Keys {
-			a := cells.Of(k)
+		for k, a := range cells.All() {
 			f := workload.FiguresOf(k.Workload)[0]
 			cs := *groups.Get(grp{k.Workload, k.Step}, func() []section.Chart {
 				return []section.Chart{

@@ -47,8 +47,7 @@ func HTML(ins []section.Input) section.HTMLSection {
 			}
 		}
 	}
-	for _, wl := range charts.Keys {
-		c := charts.Of(wl)
+	for wl, c := range charts.All() {
 		ps := phases[wl]
 		sort.SliceStable(ps, func(i, j int) bool { return phaseRank(ps[i]) < phaseRank(ps[j]) })
 		c.Labels = cats[wl]
