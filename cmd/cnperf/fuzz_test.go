@@ -152,7 +152,6 @@ func FuzzReport(f *testing.F) {
 		}
 		var out bytes.Buffer
 		report.Table(&out, run)
-		report.Services(io.Discard, run)
 		_ = report.Ratios(io.Discard, run, "tcp_stream", "iperf3_tcp")
 		_ = report.Ratios(io.Discard, run, "tcp_rr", "sockperf_tcp")
 		files, _ := report.WriteHgrm(hgrm, run)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -43,12 +44,12 @@ func answerRun(run *result.Run) []string {
 	var groups []group
 	cells := map[group][]answerCell{}
 	figs := map[group]result.Figure{}
-	for _, s := range summarized(run) {
+	for _, s := range kit.Summaries(run) {
 		k := s.Cell
 		if k.LB != "" || searchStep(k.Step) || s.VsBaseline == nil {
 			continue
 		}
-		f, ok := figureOf(k.Workload, s.Figure)
+		f, ok := kit.FigureOf(k.Workload, s.Figure)
 		if !ok || !f.Ratio {
 			continue
 		}

@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -13,7 +12,6 @@ import (
 	"github.com/cnperf/cnperf/internal/result"
 	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
-	"github.com/cnperf/cnperf/internal/workload"
 )
 
 // The page's types and helpers are the section kit's (package section),
@@ -53,18 +51,6 @@ func NewInput(path string, run *result.Run) Input {
 	return Input{Name: strings.TrimSuffix(filepath.Base(path), ".json"), Run: run}
 }
 
-// summarized returns the run's summaries, computing them (medians and,
-// from 2 rounds on, intervals) for a file written without them.
-func summarized(run *result.Run) []result.Summary {
-	if len(run.Summaries) > 0 {
-		return run.Summaries
-	}
-	cp := *run
-	cp.Warnings = nil
-	stats.Summarize(&cp, FiguresOf)
-	return cp.Summaries
-}
-
 // chartable says a figure is a number worth a bar (the kit's Chartable).
 var chartable = kit.Chartable
 
@@ -97,14 +83,14 @@ func comparisonSection(ins []Input) section {
 		return m[g][f.Key]
 	}
 	for _, in := range ins {
-		sums := summarized(in.Run)
+		sums := kit.Summaries(in.Run)
 		for _, s := range sums {
 			k := s.Cell
 			if k.LB != "" || searchStep(k.Step) || s.N == 0 {
 				continue
 			}
 			g := group{k.Workload, k.Step}
-			f, ok := figureOf(k.Workload, s.Figure)
+			f, ok := kit.FigureOf(k.Workload, s.Figure)
 			if !ok || !chartable(f) {
 				continue
 			}
@@ -178,30 +164,6 @@ func comparisonSection(ins []Input) section {
 // (the kit's VerdictRow).
 var verdictRow = kit.VerdictRow
 
-// figureOf finds the declared figure of workload wl with key.
-func figureOf(wl, key string) (result.Figure, bool) {
-	for _, f := range FiguresOf(wl) {
-		if f.Key == key {
-			return f, true
-		}
-	}
-	return result.Figure{}, false
-}
-
-// messageSize is a result's message size parameter, 0 when it has none.
-func messageSize(r result.Result) float64 {
-	switch v := r.Params["message_size"].(type) {
-	case float64:
-		return v
-	case int:
-		return float64(v)
-	case string:
-		f, _ := strconv.ParseFloat(v, 64)
-		return f
-	}
-	return 0
-}
-
 // sizeSection: for workloads measured at two message sizes or more (in
 // one run or across the overlaid runs), each rate and cost figure the
 // workload declares against the message size, a line per network.
@@ -222,7 +184,7 @@ func sizeSection(ins []Input) section {
 			if r.Error != "" || r.LB != "" || r.Step != "" && (sizeOf(r.Step) == 0 || strings.Contains(r.Step, " ")) {
 				continue
 			}
-			sz := messageSize(r)
+			sz := kit.Param(r, "message_size")
 			if sz <= 0 {
 				continue
 			}
@@ -261,19 +223,8 @@ func sizeSection(ins []Input) section {
 			}
 			c := chart{Kind: chartLines, Title: wl + ": " + unitOf(f) + " against message size", XLabel: "message size (bytes)", YLabel: unitOf(f), XLog: true}
 			for _, cell := range cells[wl] {
-				m := vals[key{wl, f.Key, cell}]
-				var xs []float64
-				for x := range m {
-					xs = append(xs, x)
-				}
-				sort.Float64s(xs)
-				s := series{Label: cell}
-				for _, x := range xs {
-					y, _ := avg(m[x])
-					s.Points = append(s.Points, point{X: fp(x), Y: y})
-				}
-				if len(s.Points) > 0 {
-					c.Series = append(c.Series, s)
+				if pts := kit.LinePoints(vals[key{wl, f.Key, cell}], kit.Mean); len(pts) > 0 {
+					c.Series = append(c.Series, series{Label: cell, Points: pts})
 				}
 			}
 			if !c.Empty() {
@@ -407,198 +358,6 @@ func spectrumSection(ins []Input) section {
 		sec.Charts = append(sec.Charts, *c)
 	}
 	return sec
-}
-
-// knownPhases orders the start-up phases the runner names; others follow
-// in the order they appear.
-var knownPhases = []string{"namespace", "links", "control_plane", "first_packet"}
-
-// phasesSection: the mean time of each start-up phase as stacked bars per
-// network (and run).
-func phasesSection(ins []Input) section {
-	sec := section{ID: "startup", Title: "Start-up phases",
-		Intro: "Mean time of each phase of bringing a pod onto the network, stacked; the total is the time to the first reply."}
-	overlay := len(ins) > 1
-	byWl := map[string]*chart{}
-	var wls []string
-	type cell struct{ wl, cat string }
-	vals := map[cell]map[string][]float64{}
-	var cats = map[string][]string{}
-	phases := map[string][]string{}
-	for _, in := range ins {
-		for _, r := range in.Run.Results {
-			if r.Error != "" || len(r.Metrics.PhasesMs) == 0 {
-				continue
-			}
-			if byWl[r.Workload] == nil {
-				byWl[r.Workload] = &chart{Kind: chartStacked, Title: r.Workload + ": start-up phases", YLabel: "ms"}
-				wls = append(wls, r.Workload)
-			}
-			cat := seriesName(in, overlay, cellLabel(r.Key()))
-			c := cell{r.Workload, cat}
-			if vals[c] == nil {
-				vals[c] = map[string][]float64{}
-				cats[r.Workload] = append(cats[r.Workload], cat)
-			}
-			for p, v := range r.Metrics.PhasesMs {
-				vals[c][p] = append(vals[c][p], v)
-				if !slices.Contains(phases[r.Workload], p) {
-					phases[r.Workload] = append(phases[r.Workload], p)
-				}
-			}
-		}
-	}
-	for _, wl := range wls {
-		c := byWl[wl]
-		ps := phases[wl]
-		sort.SliceStable(ps, func(i, j int) bool { return phaseRank(ps[i]) < phaseRank(ps[j]) })
-		c.Labels = cats[wl]
-		for _, p := range ps {
-			s := series{Label: p}
-			for _, cat := range cats[wl] {
-				if v, ok := avg(vals[cell{wl, cat}][p]); ok {
-					s.Points = append(s.Points, point{Cat: cat, Y: v})
-				}
-			}
-			c.Series = append(c.Series, s)
-		}
-		sec.Charts = append(sec.Charts, *c)
-	}
-	return sec
-}
-
-func phaseRank(p string) int {
-	if i := slices.Index(knownPhases, p); i >= 0 {
-		return i
-	}
-	return len(knownPhases)
-}
-
-// servicesSection: the rate through a ClusterIP service against the number
-// of services, a line per network and load balancer (the pod-IP reference
-// flat), one chart per workload and connection style; and the time to
-// program them.
-func servicesSection(ins []Input) section {
-	sec := section{ID: "services", Title: "Service-count scaling per load balancer",
-		Intro: "Rate through one ClusterIP service while N services are programmed (mean over repeats); the pod-IP row (lb none) dials a backend directly and is drawn flat as the reference. The ratio charts give each balancer's rate against the pod IP's (the geometric mean of the per-round ratios, with its 95 % interval), and the table under them each one's verdict: differs, equivalent (within ±5 %) or undecided. The last chart is the time it took to program the N services on every node."}
-	overlay := len(ins) > 1
-	type grp struct{ wl, style string }
-	var groups []grp
-	charts := map[grp]*chart{}
-	var sync *chart
-	type sk struct {
-		g    grp
-		name string
-	}
-	vals := map[sk]map[float64][]float64{}
-	syncVals := map[string]map[float64][]float64{}
-	var order []sk
-	var syncOrder []string
-	maxN := map[string]float64{}
-	minN := map[string]float64{}
-	for _, in := range ins {
-		for _, r := range in.Run.Results {
-			if r.LB == "" || r.Error != "" {
-				continue
-			}
-			figs := FiguresOf(r.Workload)
-			f := figs[0]
-			v, ok := value(f, r.Metrics)
-			if !ok {
-				continue
-			}
-			conn := workload.ConnectionsOf(r.Workload, r.Params)
-			g := grp{r.Workload, conn.Style}
-			if charts[g] == nil {
-				title := r.Workload
-				if conn.Style != "" {
-					title = conn.Style + "-connection " + r.Workload
-				}
-				charts[g] = &chart{Kind: chartLines, Title: title + ": " + unitOf(f) + " against services", XLabel: "services", YLabel: unitOf(f)}
-				groups = append(groups, g)
-			}
-			name := seriesName(in, overlay, r.Network+" lb="+r.LB)
-			k := sk{g, name}
-			if vals[k] == nil {
-				vals[k] = map[float64][]float64{}
-				order = append(order, k)
-			}
-			n := float64(r.Services)
-			vals[k][n] = append(vals[k][n], f.Display(v))
-			if r.Services > 0 {
-				if n > maxN[r.Workload] {
-					maxN[r.Workload] = n
-				}
-				if minN[r.Workload] == 0 || n < minN[r.Workload] {
-					minN[r.Workload] = n
-				}
-			}
-			if s, ok := r.Metrics.Extra[result.ExtraSyncS]; ok && r.Services > 0 {
-				if syncVals[name] == nil {
-					syncVals[name] = map[float64][]float64{}
-					syncOrder = append(syncOrder, name)
-				}
-				syncVals[name][n] = append(syncVals[name][n], s)
-			}
-		}
-	}
-	for _, g := range groups {
-		c := charts[g]
-		c.XLog = maxN[g.wl] >= 10*math.Max(minN[g.wl], 1)
-		for _, k := range order {
-			if k.g != g {
-				continue
-			}
-			s := series{Label: k.name}
-			m := vals[k]
-			if v, ok := m[0]; ok && len(m) == 1 { // the pod-IP reference: flat
-				y, _ := avg(v)
-				s.Dashed = true
-				s.Label += " (pod IP, no service)"
-				for _, x := range []float64{math.Max(minN[g.wl], 1), math.Max(maxN[g.wl], 1)} {
-					s.Points = append(s.Points, point{X: fp(x), Y: y})
-				}
-			} else {
-				s.Points = linePoints(m)
-			}
-			c.Series = append(c.Series, s)
-		}
-		sec.Charts = append(sec.Charts, *c)
-	}
-	ratios, verdicts := serviceRatios(ins)
-	sec.Charts = append(sec.Charts, ratios...)
-	if len(verdicts) > 0 {
-		sec.Tables = append(sec.Tables, htmlTable{Folded: true, Caption: "Each ratio to the pod IP, its 95 % interval and its verdict (the geometric mean of the per-round ratios)",
-			Head: []string{"run", "workload", "cell", "figure", "ratio [95 %]", "verdict", "rounds that would decide it"}, Rows: verdicts})
-	}
-	if len(syncOrder) > 0 {
-		sync = &chart{Kind: chartLines, Title: "time to program the services on every node", XLabel: "services", YLabel: "sync (s)"}
-		lo, hi := math.Inf(1), 0.0
-		for _, name := range syncOrder {
-			pts := linePoints(syncVals[name])
-			for _, p := range pts {
-				lo, hi = math.Min(lo, *p.X), math.Max(hi, *p.X)
-			}
-			sync.Series = append(sync.Series, series{Label: name, Points: pts})
-		}
-		sync.XLog = hi >= 10*lo
-		sec.Charts = append(sec.Charts, *sync)
-	}
-	return sec
-}
-
-func linePoints(m map[float64][]float64) []point {
-	var xs []float64
-	for x := range m {
-		xs = append(xs, x)
-	}
-	sort.Float64s(xs)
-	var pts []point
-	for _, x := range xs {
-		y, _ := avg(m[x])
-		pts = append(pts, point{X: fp(x), Y: y})
-	}
-	return pts
 }
 
 // environmentSection: what each run is only comparable with.
@@ -765,57 +524,4 @@ func networksSection(ins []Input) section {
 		sec.Tables = append(sec.Tables, htmlTable{Caption: "Asked for but not run here", Head: []string{"run", "network", "workload", "placement", "reason"}, Rows: skips})
 	}
 	return sec
-}
-
-// serviceRatios: per workload (and connection style), each load
-// balancer's ratio to the pod-IP row at each number of services, with its
-// interval, 1 marked; and each ratio's row of the verdicts' table.
-func serviceRatios(ins []Input) ([]chart, [][]string) {
-	overlay := len(ins) > 1
-	var out []*chart
-	var verdicts [][]string
-	byTitle := map[string]*chart{}
-	for _, in := range ins {
-		for _, s := range summarized(in.Run) {
-			k, v := s.Cell, s.VsBaseline
-			if k.LB == "" || k.Services == 0 || v == nil {
-				continue
-			}
-			f, ok := figureOf(k.Workload, s.Figure)
-			if !ok || !f.Ratio {
-				continue
-			}
-			title := k.Workload
-			if st := stepWithout(k.Step, "services="); st != "" {
-				title += " (" + st + ")"
-			}
-			title += ": " + f.Label + " through the service, ratio to the pod IP"
-			c := byTitle[title]
-			if c == nil {
-				one := 1.0
-				c = &chart{Kind: chartInterval, Title: title, YLabel: "ratio (above 1 is " + f.AboveOne() + ")", Ref: &one, RefLabel: "pod IP = 1", YLog: true}
-				byTitle[title] = c
-				out = append(out, c)
-			}
-			name := seriesName(in, overlay, fmt.Sprintf("%d services", k.Services))
-			addIntervalPoint(c, name, k.Network+" lb="+k.LB, v.Ratio, v.CILevel > 0 || v.CILow != 0 || v.CIHigh != 0, v.CILow, v.CIHigh)
-			verdicts = append(verdicts, verdictRow(in.Name, k.Workload, k.Network+" lb="+k.LB+" "+k.Step, f.Label, *v))
-		}
-	}
-	var cs []chart
-	for _, c := range out {
-		cs = append(cs, *c)
-	}
-	return cs, verdicts
-}
-
-// stepWithout drops the fields of a step label that start with prefix.
-func stepWithout(step, prefix string) string {
-	var out []string
-	for _, f := range strings.Fields(step) {
-		if !strings.HasPrefix(f, prefix) {
-			out = append(out, f)
-		}
-	}
-	return strings.Join(out, " ")
 }

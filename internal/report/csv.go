@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -69,13 +71,8 @@ func WriteCSV(dir string, ins []Input) ([]string, error) {
 		return nil, fmt.Errorf("--csv %s: %v; choose a folder you can write", dir, err)
 	}
 	tables := CSVTables(ins)
-	var names []string
-	for name := range tables {
-		names = append(names, name)
-	}
-	slices.Sort(names)
 	var paths []string
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(tables)) {
 		p := filepath.Join(dir, name)
 		var b bytes.Buffer
 		w := csv.NewWriter(&b)
@@ -118,7 +115,7 @@ func CSVTables(ins []Input) map[string][][]string {
 				add("params.csv", append(slices.Clone(c), kv[0], csvNumber(kv[1]))...)
 			}
 		}
-		for _, s := range summarized(run) {
+		for _, s := range kit.Summaries(run) {
 			f, _ := describe(s.Cell.Workload, s.Figure)
 			row := append(cell(s.Cell), s.Figure, f.Label, string(f.Better), strconv.Itoa(s.N), Decimal(s.Median))
 			if s.CILevel > 0 {

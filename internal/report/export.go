@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -217,7 +218,7 @@ func rounded(v float64) float64 {
 // and direction; a figure the workload does not declare (summarized by
 // default, or from another version) is looked up among the common ones.
 func describe(wl, key string) (result.Figure, bool) {
-	if f, ok := figureOf(wl, key); ok {
+	if f, ok := kit.FigureOf(wl, key); ok {
 		return f, true
 	}
 	for _, f := range stats.DefaultFigures {

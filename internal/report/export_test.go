@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 )
 
 // exportRuns are every stored run file: the golden tests' and the
@@ -93,7 +94,7 @@ func TestOpenMetricsParses(t *testing.T) {
 			if name == "examples/default" || name == "startup" {
 				omParse(t, b.Bytes(), len(fams))
 			}
-			sums := summarized(in.Run)
+			sums := kit.Summaries(in.Run)
 			samples, ratios, verdicts := 0, 0, 0
 			for _, s := range sums {
 				if s.VsBaseline != nil {
@@ -243,7 +244,7 @@ func TestNDJSON(t *testing.T) {
 					t.Errorf("line %d: no value", i+1)
 				}
 			}
-			if want := len(uniqueSummaries(summarized(in.Run))); docs != want {
+			if want := len(uniqueSummaries(kit.Summaries(in.Run))); docs != want {
 				t.Errorf("%d documents, want one per cell and figure: %d", docs, want)
 			}
 		})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -326,8 +327,8 @@ func TestOldFilesRender(t *testing.T) {
 func TestServicesVerdictTable(t *testing.T) {
 	ins := readInputs(t, exampleRuns[1])
 	want := map[string]string{} // cell and figure -> verdict word
-	for _, s := range summarized(ins[0].Run) {
-		if f, ok := figureOf(s.Cell.Workload, s.Figure); ok && f.Ratio && s.Cell.LB != "" && s.Cell.Services > 0 && s.VsBaseline != nil {
+	for _, s := range kit.Summaries(ins[0].Run) {
+		if f, ok := kit.FigureOf(s.Cell.Workload, s.Figure); ok && f.Ratio && s.Cell.LB != "" && s.Cell.Services > 0 && s.VsBaseline != nil {
 			want[s.Cell.Workload+"|"+s.Cell.Network+" lb="+s.Cell.LB+" "+s.Cell.Step+"|"+f.Label] = stats.VerdictOf(*s.VsBaseline)
 		}
 	}
@@ -358,8 +359,8 @@ func TestServicesVerdictTable(t *testing.T) {
 
 // summaryOf finds the comparison a services verdict row is about.
 func summaryOf(run *result.Run, row []string) *result.Comparison {
-	for _, s := range summarized(run) {
-		if f, ok := figureOf(s.Cell.Workload, s.Figure); ok && s.Cell.Workload == row[1] && s.Cell.Network+" lb="+s.Cell.LB+" "+s.Cell.Step == row[2] && f.Label == row[3] && s.VsBaseline != nil {
+	for _, s := range kit.Summaries(run) {
+		if f, ok := kit.FigureOf(s.Cell.Workload, s.Figure); ok && s.Cell.Workload == row[1] && s.Cell.Network+" lb="+s.Cell.LB+" "+s.Cell.Step == row[2] && f.Label == row[3] && s.VsBaseline != nil {
 			return s.VsBaseline
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -93,7 +94,7 @@ func NDJSONDocs(runID string, in Input) []NDJSONDoc {
 	run := in.Run
 	var docs []NDJSONDoc
 	seen := map[string]bool{}
-	for _, s := range summarized(run) {
+	for _, s := range kit.Summaries(run) {
 		f, _ := describe(s.Cell.Workload, s.Figure)
 		k := s.Cell
 		d := NDJSONDoc{

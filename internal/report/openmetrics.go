@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -49,7 +50,7 @@ func OpenMetrics(w io.Writer, ins []Input) error {
 				{"rounds", count0(run.Rounds)}, {"incomplete", fmt.Sprint(run.Incomplete)}}, 1)
 		family("cnperf_run_start_time_seconds", "when the run started, seconds since the epoch").
 			add(omLabels{{"run_id", ids[i]}}, float64(run.StartedAt.Unix()))
-		for _, s := range summarized(run) {
+		for _, s := range kit.Summaries(run) {
 			f, _ := describe(s.Cell.Workload, s.Figure)
 			name := "cnperf_" + metricName(s.Figure)
 			what := fmt.Sprintf("%s (%s", s.Figure, f.Label)

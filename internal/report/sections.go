@@ -8,11 +8,9 @@ import kit "github.com/cnperf/cnperf/internal/section"
 func init() {
 	for _, s := range []kit.Info{
 		{Name: "comparison", HTML: comparisonSection, HTMLRank: 10},
-		{Name: "services", Text: Services, TextRank: 10, HTML: servicesSection, HTMLRank: 50},
 		{Name: "replicas", Text: replicas, TextRank: 20},
 		{Name: "by-size", HTML: sizeSection, HTMLRank: 20}, // runs of one size each overlaid too, not only a sweep
 		{Name: "spectrum", HTML: spectrumSection, HTMLRank: 30},
-		{Name: "phases", HTML: phasesSection, HTMLRank: 40},
 		{Name: "tuning", Text: Tuning, TextRank: 80},
 		{Name: "studies", HTML: seedSection, HTMLRank: 90},
 		{Name: "environment", HTML: environmentSection, HTMLRank: 100},

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -195,7 +196,7 @@ func (c *seedCell) values() []float64 {
 
 // seedFigure is the figure a metric of workload wl is read and shown as.
 func seedFigure(wl, metric string, better result.Better) result.Figure {
-	if f, ok := figureOf(wl, metric); ok {
+	if f, ok := kit.FigureOf(wl, metric); ok {
 		return f
 	}
 	f := result.Figure{Key: metric, Label: metric, Better: cmp.Or(better, result.HigherBetter), Kind: result.KindRatio}
@@ -257,7 +258,7 @@ func (t SeedTable) match(run *result.Run, r SeedRow, c SeedColumn, most map[stri
 		if res.Error != "" || !slices.Contains(wls, res.Workload) || res.LB != r.LB ||
 			(len(r.Networks) > 0 && !slices.Contains(r.Networks, res.Network)) ||
 			(pl != "" && res.Placement != pl) || !stepHas(res.Step, step) || (step == nil && !plainStep(res.Step)) ||
-			(t.MessageSize > 0 && messageSize(res) != float64(t.MessageSize)) {
+			(t.MessageSize > 0 && kit.Param(res, "message_size") != float64(t.MessageSize)) {
 			continue
 		}
 		switch t.Services {
@@ -314,7 +315,7 @@ func counterpart(c *seedCell, refRow SeedRow, refs []*seedCell) *seedCell {
 		if refRow.Placement == "" && k.Placement != rk.Placement {
 			continue
 		}
-		if refRow.Step == nil && stepWithout(k.Step, "services=") != stepWithout(rk.Step, "services=") {
+		if refRow.Step == nil && kit.StepWithout(k.Step, "services=") != kit.StepWithout(rk.Step, "services=") {
 			continue
 		}
 		if k.Services != rk.Services && refRow.LB != result.ReferenceLB {

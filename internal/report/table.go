@@ -253,7 +253,7 @@ func toDecide(run *result.Run) string {
 		if c == nil || c.CILevel == 0 || stats.VerdictOf(*c) != stats.Undecided {
 			continue
 		}
-		f, ok := figureOf(s.Cell.Workload, s.Figure)
+		f, ok := kit.FigureOf(s.Cell.Workload, s.Figure)
 		if !ok || !f.Ratio || searchStep(s.Cell.Step) {
 			continue
 		}

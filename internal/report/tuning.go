@@ -3,11 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
+	kit "github.com/cnperf/cnperf/internal/section"
 )
 
 // tuningOf splits a step into the step without its "tuning=NAME" and NAME.
@@ -36,8 +35,7 @@ func Tuning(w io.Writer, run *result.Run) {
 		tuned, plain []float64
 		vs           *result.Comparison
 	}
-	var order []key
-	by := map[key]*acc{}
+	var rows kit.Rows[key, acc]
 	plain := map[result.CellKey]map[int]float64{}
 	for _, r := range run.Results {
 		rest, prof := tuningOf(r.Step)
@@ -57,26 +55,18 @@ func Tuning(w io.Writer, run *result.Run) {
 			plain[ck][r.Round] = v
 			continue
 		}
-		k := key{ck, prof}
-		a := by[k]
-		if a == nil {
-			a = &acc{fig: FiguresOf(r.Workload)[0]}
-			by[k] = a
-			order = append(order, k)
-		}
+		a := rows.Get(key{ck, prof}, func() acc { return acc{fig: FiguresOf(r.Workload)[0]} })
 		a.tuned = append(a.tuned, v)
 		if r.VsUntuned != nil {
 			a.vs = r.VsUntuned
 		}
 	}
-	if len(order) == 0 {
+	if len(rows.Keys) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\ntuning (seed 000's host tuning inside the lab): the main figure untuned and tuned (same rounds), the change and its 95% interval")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "network\tplacement\tworkload\tstep\ttuning\tnone\ttuned\tchange")
-	for _, k := range order {
-		a := by[k]
+	tw := kit.TextTable(w, "tuning (seed 000's host tuning inside the lab): the main figure untuned and tuned (same rounds), the change and its 95% interval",
+		"network\tplacement\tworkload\tstep\ttuning\tnone\ttuned\tchange")
+	for k, a := range rows.All() {
 		var ps []float64
 		for _, v := range plain[k.cell] {
 			ps = append(ps, v)
@@ -87,13 +77,7 @@ func Tuning(w io.Writer, run *result.Run) {
 		}
 		ch := "-"
 		if a.vs != nil {
-			pct := func(r float64) float64 { return (r - 1) * 100 }
-			ch = fmt.Sprintf("%+.1f%%", pct(a.vs.Ratio))
-			if a.vs.CILevel > 0 {
-				lo, hi := pct(a.vs.CILow), pct(a.vs.CIHigh)
-				ch += fmt.Sprintf(" [%+.1f, %+.1f]", math.Min(lo, hi), math.Max(lo, hi))
-			}
-			ch = verdictMark(*a.vs) + ch
+			ch = kit.Percent(*a.vs, func(r float64) float64 { return (r - 1) * 100 }, "%+.1f")
 		}
 		step := k.cell.Step
 		if step == "" {

@@ -2,6 +2,7 @@ package section
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -370,4 +371,58 @@ func SizeOf(step string) int {
 	}
 	n, _ := strconv.Atoi(v)
 	return n
+}
+
+// AllCharts are the charts of every group, in the order the groups came.
+func AllCharts[K comparable](groups *Rows[K, []Chart]) []Chart {
+	var out []Chart
+	for _, k := range groups.Keys {
+		out = append(out, *groups.Of(k)...)
+	}
+	return out
+}
+
+// LinePoints are a line's points from its values by x: in x order, each
+// agg (a mean, a median) of its values.
+func LinePoints(m map[float64][]float64, agg func([]float64) float64) []Point {
+	var pts []Point
+	for _, x := range slices.Sorted(maps.Keys(m)) {
+		pts = append(pts, Point{X: result.F(x), Y: agg(m[x])})
+	}
+	return pts
+}
+
+// Mean is the mean of xs, 0 for none.
+func Mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, v := range xs {
+		s += v
+	}
+	return s / float64(len(xs))
+}
+
+// Param reads a result's number parameter (a number, or a string holding
+// one), 0 when it has none.
+func Param(r result.Result, key string) float64 {
+	switch v := r.Params[key].(type) {
+	case float64:
+		return v
+	case int:
+		return float64(v)
+	case string:
+		f, _ := strconv.ParseFloat(v, 64)
+		return f
+	}
+	return 0
+}
+
+// MedianOK is the median of xs; ok is false when there are none.
+func MedianOK(xs []float64) (m float64, ok bool) {
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return Median(xs), true
 }

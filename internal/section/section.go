@@ -31,7 +31,7 @@ type Info struct {
 	// drops its empty charts and the section when nothing is left.
 	HTML func(ins []Input) HTMLSection
 	// TextRank and HTMLRank place the section among the others, lowest
-	// first (the report's own: services 10, replicas 20, sizes 30, density
+	// first (those in use: services 10, replicas 20, sizes 30, density
 	// 40, flows 50, neighbours 60, blocking 70, tuning 80 in the text;
 	// comparison 10, sizes 20, spectrum 30, phases 40, services 50,
 	// interference 60, alltoall 70, flows 80, studies 90, environment 100,

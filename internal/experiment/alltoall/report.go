@@ -2,8 +2,6 @@ package alltoall
 
 import (
 	"slices"
-	"sort"
-	"strconv"
 
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/section"
@@ -13,20 +11,6 @@ import (
 
 // The page's section of the experiment's results (params.pods).
 func init() { section.Register(section.Info{Name: "alltoall", HTML: HTML, HTMLRank: 70}) }
-
-// paramInt reads an integer parameter of a result (0 when absent).
-func paramInt(r result.Result, key string) int {
-	switch v := r.Params[key].(type) {
-	case float64:
-		return int(v)
-	case int:
-		return v
-	case string:
-		n, _ := strconv.Atoi(v)
-		return n
-	}
-	return 0
-}
 
 // HTML: for results of N pods exchanging all-to-all
 // (params.pods), each declared figure against N, a line per network,
@@ -42,7 +26,7 @@ func HTML(ins []section.Input) section.HTMLSection {
 	pods := map[string][2]int{}
 	for _, in := range ins {
 		for _, r := range in.Run.Results {
-			n := paramInt(r, "pods")
+			n := int(section.Param(r, "pods"))
 			if r.Error != "" || n < 2 || r.LB != "" {
 				continue
 			}
@@ -81,20 +65,9 @@ func HTML(ins []section.Input) section.HTMLSection {
 			c := section.Chart{Kind: section.ChartLines, Title: wl + ": " + section.UnitOf(f) + " against pods", XLabel: "pods (N)", YLabel: section.UnitOf(f),
 				XLog: pods[wl][1] >= 8*pods[wl][0], YLog: f.Kind == result.KindLatency}
 			for _, line := range lines[wl] {
-				m := vals[key{wl, f.Key, line}]
-				if len(m) == 0 {
-					continue
+				if m := vals[key{wl, f.Key, line}]; len(m) > 0 {
+					c.Series = append(c.Series, section.Series{Label: line, Points: section.LinePoints(m, stats.Median)})
 				}
-				var xs []float64
-				for x := range m {
-					xs = append(xs, x)
-				}
-				sort.Float64s(xs)
-				s := section.Series{Label: line}
-				for _, x := range xs {
-					s.Points = append(s.Points, section.Point{X: result.F(x), Y: stats.Median(m[x])})
-				}
-				c.Series = append(c.Series, s)
 			}
 			sec.Charts = append(sec.Charts, c)
 		}

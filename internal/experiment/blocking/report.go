@@ -3,8 +3,8 @@ package blocking
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
-	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/section"
@@ -21,27 +21,19 @@ func init() { section.Register(section.Info{Name: "blocking", Text: Text, TextRa
 // tabulated "average blocking time" and "Docker's own cost".
 func Text(w io.Writer, run *result.Run) {
 	type acc struct {
-		key                        result.CellKey
 		requests                   int64
 		errors                     int64
 		means, ses, connects, p99s []float64
 		diffs, diffCIs, cdiffs     []float64
 		sat, rounds                int
 	}
-	var order []result.CellKey
-	by := map[result.CellKey]*acc{}
+	var rows section.Rows[result.CellKey, acc]
 	clientRate, asked := 0.0, 0.0
 	for _, r := range run.Results {
 		if r.Workload != Name || r.Error != "" {
 			continue
 		}
-		k := r.Key()
-		a := by[k]
-		if a == nil {
-			a = &acc{key: k}
-			by[k] = a
-			order = append(order, k)
-		}
+		a := rows.Get(r.Key(), nil)
 		m := r.Metrics
 		a.rounds++
 		if m.Transactions != nil {
@@ -71,9 +63,10 @@ func Text(w io.Writer, run *result.Run) {
 			}
 		}
 	}
-	if len(order) == 0 {
+	if len(rows.Keys) == 0 {
 		return
 	}
+	order := slices.Clone(rows.Keys)
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := order[i], order[j]
 		if pa, pb := section.PlacementOrder(a.Placement), section.PlacementOrder(b.Placement); pa != pb {
@@ -90,12 +83,11 @@ func Text(w io.Writer, run *result.Run) {
 		sums[sumKey{s.Cell, s.Figure}] = s
 	}
 	diffKey := result.ExtraKey(result.ExtraBlockingDiff)
-	fmt.Fprintln(w, "\nblocking time (seed 002): one nginx balancer, the same requests split over every network at once")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "network\tplacement\trequests\tblocking mean us (±SE a round)\tvs baseline us [95%]\tconnect mean us\tvs baseline\tp99 ms")
+	tw := section.TextTable(w, "blocking time (seed 002): one nginx balancer, the same requests split over every network at once",
+		"network\tplacement\trequests\tblocking mean us (±SE a round)\tvs baseline us [95%]\tconnect mean us\tvs baseline\tp99 ms")
 	maxSat, rounds := 0, 0
 	for _, k := range order {
-		a := by[k]
+		a := rows.Of(k)
 		maxSat, rounds = max(maxSat, a.sat), max(rounds, a.rounds)
 		d := "-"
 		if len(a.diffs) > 0 {

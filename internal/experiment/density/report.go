@@ -3,14 +3,11 @@ package density
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/section"
-	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -47,11 +44,7 @@ func Text(w io.Writer, run *result.Run) {
 		network, placement, workload string
 		fig                          result.Figure
 	}
-	var rows []rowKey
-	vals := map[rowKey]map[int][]float64{}
-	byRound := map[rowKey]map[int]map[int]float64{}
-	seen := map[int]bool{}
-	var counts []int
+	var sw section.Sweep[rowKey]
 	for _, r := range run.Results {
 		n := densityOf(r.Step)
 		if n < 0 || r.Error != "" {
@@ -62,53 +55,26 @@ func Text(w io.Writer, run *result.Run) {
 			figs = figs[:2]
 		}
 		for _, f := range figs {
-			v, ok := r.Metrics.Value(f.Key)
-			if !ok {
-				continue
-			}
-			k := rowKey{r.Network, r.Placement, r.Workload, f}
-			if vals[k] == nil {
-				vals[k] = map[int][]float64{}
-				byRound[k] = map[int]map[int]float64{}
-				rows = append(rows, k)
-			}
-			vals[k][n] = append(vals[k][n], v)
-			if byRound[k][r.Round] == nil {
-				byRound[k][r.Round] = map[int]float64{}
-			}
-			byRound[k][r.Round][n] = v
-			if !seen[n] {
-				seen[n] = true
-				counts = append(counts, n)
+			if v, ok := r.Metrics.Value(f.Key); ok {
+				sw.Add(rowKey{r.Network, r.Placement, r.Workload, f}, n, r.Round, v)
 			}
 		}
 	}
+	rows, counts := sw.Rows(), sw.Cols()
 	if len(rows) == 0 {
 		return
 	}
-	sort.Ints(counts)
 	lo, hi := counts[0], counts[len(counts)-1]
-	fmt.Fprintln(w, "\nby density (idle pods on every host): medians over rounds")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := "figure\tnetwork\tplacement"
-	for _, c := range counts {
-		head += "\t" + strconv.Itoa(c)
-	}
+	head := "figure\tnetwork\tplacement" + sw.Head()
 	if len(counts) > 1 {
 		head += fmt.Sprintf("\t%d vs %d [95%%]", hi, lo)
 	}
-	fmt.Fprintln(tw, head)
+	tw := section.TextTable(w, "by density (idle pods on every host): medians over rounds", head)
 	for _, k := range rows {
-		line := k.workload + " " + k.fig.Label + "\t" + k.network + "\t" + k.placement
-		for _, c := range counts {
-			if xs := vals[k][c]; len(xs) > 0 {
-				line += "\t" + section.Format(k.fig, section.Median(xs))
-			} else {
-				line += "\t-"
-			}
-		}
+		line := k.workload + " " + k.fig.Label + "\t" + k.network + "\t" + k.placement + sw.Medians(k, k.fig)
 		if len(counts) > 1 {
-			line += "\t" + densityChange(byRound[k], lo, hi, k.fig.Better)
+			x, y := sw.At(k, hi, lo) // the figure at the largest count over the smallest
+			line += "\t" + section.PairedRatio(x, y, k.fig.Better)
 		}
 		fmt.Fprintln(tw, line)
 	}
@@ -126,25 +92,4 @@ func Text(w io.Writer, run *result.Run) {
 		fmt.Fprintf(w, "%d vs %d: the figure beside %d idle pods a host over the same network's beside %d, the geometric mean of the rounds' ratios (paired by round, not the quotient of the medians shown) and its 95%% interval (paired t on log ratios); %s;\n", hi, lo, hi, lo, section.AboveOne(titles, figs))
 		fmt.Fprintln(w, "no mark = differs (p<0.05 and the interval clear of [0.95, 1.05]), = equivalent (the whole interval inside it), ? undecided (neither shown; always so with one round)")
 	}
-}
-
-// densityChange is a row's ratio of the figure at count hi to count lo,
-// paired by round.
-func densityChange(byRound map[int]map[int]float64, lo, hi int, better result.Better) string {
-	var rounds []int
-	for r, m := range byRound {
-		if m[lo] > 0 && m[hi] > 0 {
-			rounds = append(rounds, r)
-		}
-	}
-	sort.Ints(rounds)
-	var a, b []float64
-	for _, r := range rounds {
-		a, b = append(a, byRound[r][hi]), append(b, byRound[r][lo])
-	}
-	c, ok := stats.Paired(a, b, better, stats.Default)
-	if !ok {
-		return "-"
-	}
-	return section.Ratio(c)
 }

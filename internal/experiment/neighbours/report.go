@@ -3,14 +3,10 @@ package neighbours
 import (
 	"fmt"
 	"io"
-	"math"
-	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/section"
-	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -39,7 +35,6 @@ func init() {
 // with the neighbours, and the CPU the neighbours used.
 func Text(w io.Writer, run *result.Run) {
 	type acc struct {
-		key          result.CellKey
 		fig          result.Figure
 		quiet, noisy []float64
 		cpu          []float64
@@ -60,26 +55,17 @@ func Text(w io.Writer, run *result.Run) {
 			quietCPU[k][r.Round] = c
 		}
 	}
-	var order []result.CellKey
-	by := map[result.CellKey]*acc{}
+	var rows section.Rows[result.CellKey, acc]
 	for _, r := range run.Results {
 		q, ok := r.Metrics.Extra[result.ExtraQuiet]
 		if r.Error != "" || !ok {
 			continue
 		}
 		k := r.Key()
-		a := by[k]
-		if a == nil {
-			a = &acc{key: k, fig: workload.FiguresOf(r.Workload)[0]}
-			by[k] = a
-			order = append(order, k)
-		}
+		a := rows.Get(k, func() acc { return acc{fig: workload.FiguresOf(r.Workload)[0], kept: map[int]float64{}} })
 		v, _ := r.Metrics.Value(a.fig.Key)
 		a.quiet, a.noisy = append(a.quiet, q), append(a.noisy, v)
 		if q > 0 && v > 0 {
-			if a.kept == nil {
-				a.kept = map[int]float64{}
-			}
 			if a.fig.Better == result.LowerBetter {
 				a.kept[r.Round] = q / v
 			} else {
@@ -100,19 +86,18 @@ func Text(w io.Writer, run *result.Run) {
 			a.vs = r.VsQuiet
 		}
 	}
-	if len(order) == 0 {
+	if len(rows.Keys) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nnoisy neighbours: the main figure without and with them (same rounds), the drop and its 95% interval")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "network\tplacement\tworkload\tneighbours\tquiet\twith\tdrop\tkept vs baseline\tcell CPU\tneighbour CPU")
-	for _, k := range order {
-		a := by[k]
+	tw := section.TextTable(w, "noisy neighbours: the main figure without and with them (same rounds), the drop and its 95% interval",
+		"network\tplacement\tworkload\tneighbours\tquiet\twith\tdrop\tkept vs baseline\tcell CPU\tneighbour CPU")
+	for k, a := range rows.All() {
 		kept := "-"
 		bk := k
 		bk.Network = result.BaselineNetwork
-		if b := by[bk]; b != nil && k.Network != result.BaselineNetwork {
-			kept = keptVsBaseline(a.kept, b.kept)
+		if b := rows.Of(bk); b != nil && k.Network != result.BaselineNetwork {
+			// the share kept against the baseline's, paired by round
+			kept = section.PairedFactor(a.kept, b.kept, result.HigherBetter)
 		}
 		cell := "-"
 		if len(a.cellQ) > 0 {
@@ -120,18 +105,12 @@ func Text(w io.Writer, run *result.Run) {
 		}
 		d := "-"
 		if a.vs != nil {
-			conv := func(r float64) float64 {
+			d = section.Percent(*a.vs, func(r float64) float64 {
 				if a.fig.Better == result.LowerBetter {
 					return (r - 1) * 100
 				}
 				return (1 - r) * 100
-			}
-			d = fmt.Sprintf("%.1f%%", conv(a.vs.Ratio))
-			if a.vs.CILevel > 0 {
-				lo, hi := conv(a.vs.CILow), conv(a.vs.CIHigh)
-				d += fmt.Sprintf(" [%.1f, %.1f]", math.Min(lo, hi), math.Max(lo, hi))
-			}
-			d = section.VerdictMark(*a.vs) + d
+			}, "%.1f")
 		}
 		cpu := "-"
 		if len(a.cpu) > 0 {
@@ -146,32 +125,6 @@ func Text(w io.Writer, run *result.Run) {
 	fmt.Fprintln(w, "cell CPU: CPUs the measured pair and the network's daemons used without -> with the neighbours (medians); neighbour CPU: the neighbours' cgroups")
 }
 
-// keptVsBaseline compares the per-round shares a cell kept with the
-// baseline's, paired by round.
-func keptVsBaseline(kept, base map[int]float64) string {
-	var rounds []int
-	for round := range kept {
-		if _, ok := base[round]; ok {
-			rounds = append(rounds, round)
-		}
-	}
-	sort.Ints(rounds)
-	var a, b []float64
-	for _, round := range rounds {
-		a, b = append(a, kept[round]), append(b, base[round])
-	}
-	c, ok := stats.Paired(a, b, result.HigherBetter, stats.Default)
-	if !ok {
-		return "-"
-	}
-	out := fmt.Sprintf("%.2f", c.Ratio)
-	if c.CILevel > 0 {
-		out += fmt.Sprintf(" [%.2f, %.2f]", c.CILow, c.CIHigh)
-	}
-	out = section.VerdictMark(c) + out
-	return out
-}
-
 // HTML: per workload and neighbour kind, each cell's main
 // figure without and with the neighbours (medians over rounds, with
 // intervals), and the paired ratio with/without with its interval.
@@ -180,29 +133,20 @@ func HTML(ins []section.Input) section.HTMLSection {
 		Intro: "Each cell measured without and then with the neighbour pods in the same round. The first chart is the workload's main figure both ways (median over rounds, 95 % interval); the second the ratio with/without, paired by round (the geometric mean of the per-round ratios), 1 = no effect; the table under them gives each ratio's verdict: differs, equivalent (within ±5 %) or undecided."}
 	overlay := len(ins) > 1
 	type grp struct{ wl, step string }
-	var groups []grp
-	abs := map[grp]*section.Chart{}
-	ratio := map[grp]*section.Chart{}
+	var groups section.Rows[grp, []section.Chart] // the figure both ways, the ratio
 	verdicts := section.Table{Folded: true, Caption: "Each ratio with / without the neighbours, its 95 % interval and its verdict", Head: []string{"run", "workload", "cell", "figure", "ratio [95 %]", "verdict", "rounds that would decide it"}}
 	for _, in := range ins {
 		type acc struct {
 			quiet, noisy []float64
 			vs           *result.Comparison
 		}
-		by := map[result.CellKey]*acc{}
-		var order []result.CellKey
+		var cells section.Rows[result.CellKey, acc]
 		for _, r := range in.Run.Results {
 			q, ok := r.Metrics.Extra[result.ExtraQuiet]
 			if r.Error != "" || !ok {
 				continue
 			}
-			k := r.Key()
-			a := by[k]
-			if a == nil {
-				a = &acc{}
-				by[k] = a
-				order = append(order, k)
-			}
+			a := cells.Get(r.Key(), nil)
 			f := workload.FiguresOf(r.Workload)[0]
 			if v, ok := r.Metrics.Value(f.Key); ok {
 				a.quiet, a.noisy = append(a.quiet, f.Display(q)), append(a.noisy, f.Display(v))
@@ -211,33 +155,30 @@ func HTML(ins []section.Input) section.HTMLSection {
 				a.vs = r.VsQuiet
 			}
 		}
-		for _, k := range order {
-			a := by[k]
+		for k, a := range cells.All() {
 			if len(a.noisy) == 0 {
 				continue
 			}
 			f := workload.FiguresOf(k.Workload)[0]
-			g := grp{k.Workload, k.Step}
-			if abs[g] == nil {
-				groups = append(groups, g)
-				spec := strings.TrimPrefix(k.Step, "neighbours=")
-				abs[g] = &section.Chart{Kind: section.ChartInterval, Title: k.Workload + ": " + section.UnitOf(f) + " without and with neighbours " + spec, YLabel: section.UnitOf(f)}
-				ratio[g] = &section.Chart{Kind: section.ChartInterval, Title: k.Workload + ": with neighbours " + spec + " / without", YLabel: "ratio with / without (above 1 is " + f.AboveOne() + ")", Ref: result.F(1), RefLabel: "no effect = 1"}
-			}
+			spec := strings.TrimPrefix(k.Step, "neighbours=")
+			cs := *groups.Get(grp{k.Workload, k.Step}, func() []section.Chart {
+				return []section.Chart{
+					{Kind: section.ChartInterval, Title: k.Workload + ": " + section.UnitOf(f) + " without and with neighbours " + spec, YLabel: section.UnitOf(f)},
+					{Kind: section.ChartInterval, Title: k.Workload + ": with neighbours " + spec + " / without", YLabel: "ratio with / without (above 1 is " + f.AboveOne() + ")", Ref: result.F(1), RefLabel: "no effect = 1"},
+				}
+			})
 			cat := section.CellLabel(result.CellKey{Network: k.Network, Placement: k.Placement})
 			m, lo, hi, ok := section.MedianCI(a.quiet)
-			abs[g].AddIntervalPoint(section.SeriesName(in, overlay, "without neighbours"), cat, m, ok, lo, hi)
+			cs[0].AddIntervalPoint(section.SeriesName(in, overlay, "without neighbours"), cat, m, ok, lo, hi)
 			m, lo, hi, ok = section.MedianCI(a.noisy)
-			abs[g].AddIntervalPoint(section.SeriesName(in, overlay, "with "+strings.TrimPrefix(k.Step, "neighbours=")), cat, m, ok, lo, hi)
+			cs[0].AddIntervalPoint(section.SeriesName(in, overlay, "with "+spec), cat, m, ok, lo, hi)
 			if v := a.vs; v != nil {
-				ratio[g].AddIntervalPoint(section.SeriesName(in, overlay, "with / without"), cat, v.Ratio, v.CILevel > 0, v.CILow, v.CIHigh)
+				cs[1].AddIntervalPoint(section.SeriesName(in, overlay, "with / without"), cat, v.Ratio, v.CILevel > 0, v.CILow, v.CIHigh)
 				verdicts.Rows = append(verdicts.Rows, section.VerdictRow(in.Name, k.Workload+" "+k.Step, cat, f.Label, *v))
 			}
 		}
 	}
-	for _, g := range groups {
-		sec.Charts = append(sec.Charts, *abs[g], *ratio[g])
-	}
+	sec.Charts = section.AllCharts(&groups)
 	if len(verdicts.Rows) > 0 {
 		sec.Tables = append(sec.Tables, verdicts)
 	}

@@ -3,7 +3,6 @@ package parallel
 import (
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/section"
@@ -23,24 +22,16 @@ func init() {
 // every flow the same; 1/n: one flow got everything), medians over rounds.
 func Text(w io.Writer, run *result.Run) {
 	type acc struct {
-		key                 result.CellKey
 		flows               int
 		fig                 result.Figure
 		total, lo, hi, jain []float64
 	}
-	var order []result.CellKey
-	by := map[result.CellKey]*acc{}
+	var rows section.Rows[result.CellKey, acc]
 	for _, r := range run.Results {
 		if r.Error != "" || len(r.Flows) < 2 {
 			continue
 		}
-		k := r.Key()
-		a := by[k]
-		if a == nil {
-			a = &acc{key: k, flows: len(r.Flows), fig: workload.FiguresOf(r.Workload)[0]}
-			by[k] = a
-			order = append(order, k)
-		}
+		a := rows.Get(r.Key(), func() acc { return acc{flows: len(r.Flows), fig: workload.FiguresOf(r.Workload)[0]} })
 		tot, ok := r.Metrics.Value(a.fig.Key)
 		if !ok {
 			continue
@@ -50,20 +41,17 @@ func Text(w io.Writer, run *result.Run) {
 		a.hi = append(a.hi, r.Metrics.Extra[result.ExtraFlowMax])
 		a.jain = append(a.jain, r.Metrics.Extra[result.ExtraJain])
 	}
-	if len(order) == 0 {
+	if len(rows.Keys) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nparallel flows: the aggregate, the smallest and largest flow, Jain's fairness (1 = equal shares)")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "network\tplacement\tworkload\tflows\ttotal\tmin flow\tmax flow\tJain")
-	for _, k := range order {
-		a := by[k]
+	tw := section.TextTable(w, "parallel flows: the aggregate, the smallest and largest flow, Jain's fairness (1 = equal shares)",
+		"network\tplacement\tworkload\tflows\ttotal\tmin flow\tmax flow\tJain")
+	for k, a := range rows.All() {
 		if len(a.total) == 0 {
 			continue
 		}
-		unit := a.fig.Label
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s %s\t%s\t%s\t%.3f\n", k.Network, k.Placement, k.Workload, a.flows,
-			section.Format(a.fig, section.Median(a.total)), unit, section.Format(a.fig, section.Median(a.lo)),
+			section.Format(a.fig, section.Median(a.total)), a.fig.Label, section.Format(a.fig, section.Median(a.lo)),
 			section.Format(a.fig, section.Median(a.hi)), section.Median(a.jain))
 	}
 	tw.Flush()
@@ -77,16 +65,13 @@ func HTML(ins []section.Input) section.HTMLSection {
 		Intro: "Several flows at once between the same pair. The first chart is each cell's smallest flow, the fair share (aggregate / flows) and its largest flow (medians over rounds); the second Jain's fairness index over the flows (1 = equal shares, 1/N = one flow got everything), with its 95 % interval."}
 	overlay := len(ins) > 1
 	type grp struct{ wl, step string }
-	var groups []grp
-	share := map[grp]*section.Chart{}
-	jain := map[grp]*section.Chart{}
+	var groups section.Rows[grp, []section.Chart] // the shares, Jain's index
 	for _, in := range ins {
 		type acc struct {
 			n                  int
 			lo, fair, hi, jain []float64
 		}
-		by := map[result.CellKey]*acc{}
-		var order []result.CellKey
+		var cells section.Rows[result.CellKey, acc]
 		for _, r := range in.Run.Results {
 			if r.Error != "" || len(r.Flows) < 2 {
 				continue
@@ -96,13 +81,7 @@ func HTML(ins []section.Input) section.HTMLSection {
 			if !ok {
 				continue
 			}
-			k := r.Key()
-			a := by[k]
-			if a == nil {
-				a = &acc{n: len(r.Flows)}
-				by[k] = a
-				order = append(order, k)
-			}
+			a := cells.Get(r.Key(), func() acc { return acc{n: len(r.Flows)} })
 			a.fair = append(a.fair, f.Display(tot/float64(len(r.Flows))))
 			a.lo = append(a.lo, f.Display(r.Metrics.Extra[result.ExtraFlowMin]))
 			a.hi = append(a.hi, f.Display(r.Metrics.Extra[result.ExtraFlowMax]))
@@ -110,30 +89,27 @@ func HTML(ins []section.Input) section.HTMLSection {
 				a.jain = append(a.jain, j)
 			}
 		}
-		for _, k := range order {
-			a := by[k]
+		for k, a := range cells.All() {
 			f := workload.FiguresOf(k.Workload)[0]
-			g := grp{k.Workload, k.Step}
-			if share[g] == nil {
-				groups = append(groups, g)
-				share[g] = &section.Chart{Kind: section.ChartBars, Title: fmt.Sprintf("%s, %d flows: %s per flow", k.Workload, a.n, section.UnitOf(f)), YLabel: section.UnitOf(f) + " per flow"}
-				jain[g] = &section.Chart{Kind: section.ChartInterval, Title: fmt.Sprintf("%s, %d flows: Jain's fairness index", k.Workload, a.n), YLabel: "Jain's index", Ref: result.F(1), RefLabel: "equal shares = 1"}
-			}
+			cs := *groups.Get(grp{k.Workload, k.Step}, func() []section.Chart {
+				return []section.Chart{
+					{Kind: section.ChartBars, Title: fmt.Sprintf("%s, %d flows: %s per flow", k.Workload, a.n, section.UnitOf(f)), YLabel: section.UnitOf(f) + " per flow"},
+					{Kind: section.ChartInterval, Title: fmt.Sprintf("%s, %d flows: Jain's fairness index", k.Workload, a.n), YLabel: "Jain's index", Ref: result.F(1), RefLabel: "equal shares = 1"},
+				}
+			})
 			cat := section.CellLabel(result.CellKey{Network: k.Network, Placement: k.Placement, LB: k.LB})
 			for _, s := range []struct {
 				name string
 				xs   []float64
 			}{{"smallest flow", a.lo}, {"fair share (aggregate / flows)", a.fair}, {"largest flow", a.hi}} {
-				share[g].AddIntervalPoint(section.SeriesName(in, overlay, s.name), cat, stats.Median(s.xs), false, 0, 0)
+				cs[0].AddIntervalPoint(section.SeriesName(in, overlay, s.name), cat, stats.Median(s.xs), false, 0, 0)
 			}
 			if len(a.jain) > 0 {
 				m, lo, hi, ok := section.MedianCI(a.jain)
-				jain[g].AddIntervalPoint(section.SeriesName(in, overlay, "Jain's index"), cat, m, ok, lo, hi)
+				cs[1].AddIntervalPoint(section.SeriesName(in, overlay, "Jain's index"), cat, m, ok, lo, hi)
 			}
 		}
 	}
-	for _, g := range groups {
-		sec.Charts = append(sec.Charts, *share[g], *jain[g])
-	}
+	sec.Charts = section.AllCharts(&groups)
 	return sec
 }

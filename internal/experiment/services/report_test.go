@@ -1,4 +1,4 @@
-package report
+package services
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func TestServicesTable(t *testing.T) {
 		svcResult("iptables", 1, "http_qps", "false", 200, 0, 0.1),
 	}}
 	var b bytes.Buffer
-	Services(&b, run)
+	Text(&b, run)
 	out := strings.Join(strings.Fields(strings.ReplaceAll(b.String(), "\n", " \\ ")), " ")
 	for _, want := range []string{
 		"services  sync s  short tcp_crr/s  vs iptables  crr p50 us  short http_qps/s  vs iptables",
@@ -55,12 +55,12 @@ func TestServicesTable(t *testing.T) {
 	}
 	run.Results = append(run.Results, svcResult("ipvs", 1, "tcp_crr", "", 500, 80, 0.3))
 	b.Reset()
-	Services(&b, run)
+	Text(&b, run)
 	if !strings.Contains(b.String(), "vs ipvs") || !strings.Contains(b.String(), "?3.00x") {
 		t.Errorf("with ipvs: no vs ipvs column or ebpf-socket's ?3.00x:\n%s", b.String())
 	}
 	b.Reset()
-	Services(&b, &result.Run{Results: []result.Result{{Network: "bridge", Workload: "tcp_rr"}}})
+	Text(&b, &result.Run{Results: []result.Result{{Network: "bridge", Workload: "tcp_rr"}}})
 	if b.Len() != 0 {
 		t.Errorf("a services table for a run without services:\n%s", b.String())
 	}
@@ -93,7 +93,7 @@ func TestServicesVerdicts(t *testing.T) {
 				rs = append(rs, a, b)
 			}
 			var out bytes.Buffer
-			Services(&out, &result.Run{Results: rs})
+			Text(&out, &result.Run{Results: rs})
 			var row string
 			for _, l := range strings.Split(out.String(), "\n") {
 				if f := strings.Fields(l); len(f) > 1 && f[1] == tc.lb {
@@ -126,7 +126,7 @@ func TestServicesPlacements(t *testing.T) {
 		rs = append(rs, r)
 	}
 	var b bytes.Buffer
-	Services(&b, &result.Run{Results: rs})
+	Text(&b, &result.Run{Results: rs})
 	out := strings.Join(strings.Fields(strings.ReplaceAll(b.String(), "\n", " \\ ")), " ")
 	for _, want := range []string{"host-gw same-host ebpf-socket 1 0.100 3000 ?1.50x", "host-gw cross-host ebpf-socket 1 0.100 500 ?0.50x"} {
 		if !strings.Contains(out, want) {
