@@ -272,7 +272,7 @@ func (m *mesh) connect(ctx context.Context, x Exchange) error {
 			if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
 				return err
 			}
-			if err := unix.Connect(fd, &unix.SockaddrInet4{Addr: ap.Addr().As4(), Port: int(ap.Port())}); err != nil {
+			if err := connectBounded(fd, &unix.SockaddrInet4{Addr: ap.Addr().As4(), Port: int(ap.Port())}, setupTimeout); err != nil {
 				if errors.Is(err, unix.EINPROGRESS) { // SO_SNDTIMEO ran out
 					err = fmt.Errorf("no answer within %v", setupTimeout)
 				}
@@ -280,7 +280,7 @@ func (m *mesh) connect(ctx context.Context, x Exchange) error {
 			}
 			var hdr [4]byte
 			binary.BigEndian.PutUint32(hdr[:], uint32(i))
-			if _, err := unix.Write(fd, hdr[:]); err != nil {
+			if _, err := retryEINTR(func() (int, error) { return unix.Write(fd, hdr[:]) }); err != nil {
 				return fmt.Errorf("alltoall: rank %d to rank %d: %w", i, j, err)
 			}
 			return nil
@@ -292,7 +292,10 @@ func (m *mesh) connect(ctx context.Context, x Exchange) error {
 			return err
 		}
 		for range j {
-			fd, _, err := unix.Accept4(lfd[j], unix.SOCK_CLOEXEC)
+			fd, err := retryEINTR(func() (int, error) {
+				fd, _, err := unix.Accept4(lfd[j], unix.SOCK_CLOEXEC)
+				return fd, err
+			})
 			if err != nil {
 				return fmt.Errorf("alltoall: rank %d accepting: %w", j, err)
 			}
@@ -301,7 +304,7 @@ func (m *mesh) connect(ctx context.Context, x Exchange) error {
 				return err
 			}
 			var hdr [4]byte
-			if k, err := unix.Read(fd, hdr[:]); err != nil || k != 4 {
+			if k, err := retryEINTR(func() (int, error) { return unix.Read(fd, hdr[:]) }); err != nil || k != 4 {
 				unix.Close(fd)
 				return fmt.Errorf("alltoall: rank %d: a peer's rank: read %d bytes: %v", j, k, err)
 			}
@@ -608,5 +611,57 @@ func (m *mesh) loop(ctx context.Context, x Exchange, l int) (*hist.H, []*pod, er
 				return h, pods, err
 			}
 		}
+	}
+}
+
+// retryEINTR repeats a blocking socket call a signal interrupted. A socket
+// with SO_RCVTIMEO or SO_SNDTIMEO set is never restarted by the kernel
+// (signal(7)), and Go's runtime signals its threads (SIGURG preemption),
+// so on a busy machine an accept, read or write of the setup can fail
+// with EINTR having done nothing.
+func retryEINTR(call func() (int, error)) (int, error) {
+	for {
+		n, err := call()
+		if !errors.Is(err, unix.EINTR) {
+			return n, err
+		}
+	}
+}
+
+// connectBounded connects a blocking socket whose SO_SNDTIMEO bounds the
+// connect. An interrupted connect (EINTR) goes on in the kernel, and
+// calling connect again would say EALREADY: wait for the socket to be
+// writable and read the outcome from SO_ERROR instead, within what is left
+// of timeout. EINPROGRESS means the timeout ran out, as from connect.
+func connectBounded(fd int, sa unix.Sockaddr, timeout time.Duration) error {
+	err := unix.Connect(fd, sa)
+	if !errors.Is(err, unix.EINTR) {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return unix.EINPROGRESS
+		}
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		n, err := unix.Poll(pfd, int(left/time.Millisecond)+1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return unix.EINPROGRESS
+		}
+		soErr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		if err != nil {
+			return err
+		}
+		if soErr != 0 {
+			return unix.Errno(soErr)
+		}
+		return nil
 	}
 }
