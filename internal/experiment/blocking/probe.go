@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/workload/sock"
 )
 
 // httpGetIn sends one HTTP/1.0 GET to addr from inside network namespace
@@ -23,16 +24,20 @@ func httpGetIn(ns string, addr netip.AddrPort, timeout time.Duration) error {
 	tv := unix.NsecToTimeval(timeout.Nanoseconds())
 	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
 	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	if err := unix.Connect(fd, &unix.SockaddrInet4{Port: int(addr.Port()), Addr: addr.Addr().As4()}); err != nil {
+	// with timeouts set, a signal (Go's preemption) interrupts these calls
+	// for good (signal(7)): repeat them (Linux lets a blocking connect be
+	// called again to wait for the one under way)
+	sa := &unix.SockaddrInet4{Port: int(addr.Port()), Addr: addr.Addr().As4()}
+	if _, err := sock.Again(func() (int, error) { return 0, unix.Connect(fd, sa) }); err != nil {
 		return fmt.Errorf("connect %s: %w", addr, err)
 	}
-	if _, err := unix.Write(fd, []byte("GET / HTTP/1.0\r\nHost: cnperf\r\n\r\n")); err != nil {
+	if _, err := sock.Again(func() (int, error) { return unix.Write(fd, []byte("GET / HTTP/1.0\r\nHost: cnperf\r\n\r\n")) }); err != nil {
 		return fmt.Errorf("send to %s: %w", addr, err)
 	}
 	var got []byte
 	buf := make([]byte, 4096)
 	for len(got) < 12 {
-		n, err := unix.Read(fd, buf)
+		n, err := sock.Again(func() (int, error) { return unix.Read(fd, buf) })
 		if err != nil {
 			return fmt.Errorf("read from %s: %w", addr, err)
 		}
@@ -47,7 +52,7 @@ func httpGetIn(ns string, addr netip.AddrPort, timeout time.Duration) error {
 	}
 	// drain the rest so the server's close is not a reset
 	for {
-		n, err := unix.Read(fd, buf)
+		n, err := sock.Again(func() (int, error) { return unix.Read(fd, buf) })
 		if n <= 0 || err != nil {
 			return nil
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/cnperf/cnperf/internal/hist"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/workload"
+	"github.com/cnperf/cnperf/internal/workload/sock"
 )
 
 // Exchange is one all-to-all exchange run in this process.
@@ -280,7 +281,7 @@ func (m *mesh) connect(ctx context.Context, x Exchange) error {
 			}
 			var hdr [4]byte
 			binary.BigEndian.PutUint32(hdr[:], uint32(i))
-			if _, err := retryEINTR(func() (int, error) { return unix.Write(fd, hdr[:]) }); err != nil {
+			if _, err := sock.Again(func() (int, error) { return unix.Write(fd, hdr[:]) }); err != nil {
 				return fmt.Errorf("alltoall: rank %d to rank %d: %w", i, j, err)
 			}
 			return nil
@@ -292,7 +293,7 @@ func (m *mesh) connect(ctx context.Context, x Exchange) error {
 			return err
 		}
 		for range j {
-			fd, err := retryEINTR(func() (int, error) {
+			fd, err := sock.Again(func() (int, error) {
 				fd, _, err := unix.Accept4(lfd[j], unix.SOCK_CLOEXEC)
 				return fd, err
 			})
@@ -304,7 +305,7 @@ func (m *mesh) connect(ctx context.Context, x Exchange) error {
 				return err
 			}
 			var hdr [4]byte
-			if k, err := retryEINTR(func() (int, error) { return unix.Read(fd, hdr[:]) }); err != nil || k != 4 {
+			if k, err := sock.Again(func() (int, error) { return unix.Read(fd, hdr[:]) }); err != nil || k != 4 {
 				unix.Close(fd)
 				return fmt.Errorf("alltoall: rank %d: a peer's rank: read %d bytes: %v", j, k, err)
 			}
@@ -614,25 +615,12 @@ func (m *mesh) loop(ctx context.Context, x Exchange, l int) (*hist.H, []*pod, er
 	}
 }
 
-// retryEINTR repeats a blocking socket call a signal interrupted. A socket
-// with SO_RCVTIMEO or SO_SNDTIMEO set is never restarted by the kernel
-// (signal(7)), and Go's runtime signals its threads (SIGURG preemption),
-// so on a busy machine an accept, read or write of the setup can fail
-// with EINTR having done nothing.
-func retryEINTR(call func() (int, error)) (int, error) {
-	for {
-		n, err := call()
-		if !errors.Is(err, unix.EINTR) {
-			return n, err
-		}
-	}
-}
-
 // connectBounded connects a blocking socket whose SO_SNDTIMEO bounds the
-// connect. An interrupted connect (EINTR) goes on in the kernel, and
-// calling connect again would say EALREADY: wait for the socket to be
-// writable and read the outcome from SO_ERROR instead, within what is left
-// of timeout. EINPROGRESS means the timeout ran out, as from connect.
+// connect. An interrupted connect (EINTR) goes on in the kernel; Linux
+// lets a blocking connect be called again (it waits anew, with the whole
+// SO_SNDTIMEO), so to keep the one deadline this waits for the socket to
+// be writable and reads the outcome from SO_ERROR, within what is left of
+// timeout. EINPROGRESS means the timeout ran out, as from connect.
 func connectBounded(fd int, sa unix.Sockaddr, timeout time.Duration) error {
 	err := unix.Connect(fd, sa)
 	if !errors.Is(err, unix.EINTR) {

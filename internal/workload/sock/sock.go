@@ -83,7 +83,14 @@ func DialTimeout(proto string, addr netip.AddrPort, timeout time.Duration) (*FD,
 		_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
 		_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	}
-	if err := unix.Connect(fd, sockaddr(addr)); err != nil {
+	// with a timeout set, a signal (Go's preemption) interrupts a blocked
+	// connect for good (signal(7)); the connect goes on in the kernel, and
+	// Linux lets a blocking connect be called again to wait for it
+	err = unix.Connect(fd, sockaddr(addr))
+	for errors.Is(err, unix.EINTR) {
+		err = unix.Connect(fd, sockaddr(addr))
+	}
+	if err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("connecting to %s/%s: %w", addr, proto, err)
 	}
@@ -337,4 +344,19 @@ func (s *FD) WriteAllRaw(b []byte) error {
 		off += n
 	}
 	return nil
+}
+
+// Again repeats a blocking socket call a signal interrupted. A socket with
+// SO_RCVTIMEO or SO_SNDTIMEO set is never restarted by the kernel
+// (signal(7)), and Go's runtime signals its threads (SIGURG preemption),
+// so on a busy machine such a call can fail with EINTR having done
+// nothing. Linux lets a blocking connect be called again too: it waits for
+// the one under way.
+func Again(call func() (int, error)) (int, error) {
+	for {
+		n, err := call()
+		if !errors.Is(err, unix.EINTR) {
+			return n, err
+		}
+	}
 }
