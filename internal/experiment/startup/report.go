@@ -49,7 +49,14 @@ func HTML(ins []section.Input) section.HTMLSection {
 	}
 	for wl, c := range charts.All() {
 		ps := phases[wl]
-		sort.SliceStable(ps, func(i, j int) bool { return phaseRank(ps[i]) < phaseRank(ps[j]) })
+		// known phases in their order, then the others by name (they come
+		// from a map: first-seen order would change from run to run)
+		sort.Slice(ps, func(i, j int) bool {
+			if ri, rj := phaseRank(ps[i]), phaseRank(ps[j]); ri != rj {
+				return ri < rj
+			}
+			return ps[i] < ps[j]
+		})
 		c.Labels = cats[wl]
 		for _, p := range ps {
 			s := section.Series{Label: p}

@@ -36,6 +36,19 @@ func TestHTML(t *testing.T) {
 	if got := strings.Join(two.Charts[0].Labels, ","); got != "a: vxlan cross-host,b: vxlan cross-host" {
 		t.Errorf("overlaid labels %q", got)
 	}
+	// a network's own phases: after the known ones, by name, whatever
+	// order the map gives (run it often enough to see two orders)
+	own := &result.Run{Results: []result.Result{{Network: "x", Placement: "cross-host", Workload: Name,
+		Metrics: result.Metrics{PhasesMs: map[string]float64{"zeta": 1, "links": 1, "alpha": 1, "mid": 1, "namespace": 1}}}}}
+	for range 20 {
+		var got []string
+		for _, s := range HTML([]section.Input{{Name: "a", Run: own}}).Charts[0].Series {
+			got = append(got, s.Label)
+		}
+		if g := strings.Join(got, ","); g != "namespace,links,alpha,mid,zeta" {
+			t.Fatalf("phases in order %q, want namespace,links,alpha,mid,zeta", g)
+		}
+	}
 	if s := HTML([]section.Input{{Name: "a", Run: &result.Run{Results: []result.Result{{Network: "bridge", Workload: "tcp_rr"}}}}}); len(s.Charts) != 0 {
 		t.Error("a chart for a run without phases")
 	}
