@@ -25,7 +25,7 @@ func TestClusterBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			err := cmdCluster(c.args)
+			err := call("cluster", c.args)
 			var ec exitCode
 			switch {
 			case err == nil:
@@ -37,7 +37,7 @@ func TestClusterBadInput(t *testing.T) {
 			}
 		})
 	}
-	if err := cmdCluster([]string{"up", "-h"}); !errors.Is(err, flag.ErrHelp) {
+	if err := call("cluster", []string{"up", "-h"}); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("cluster up -h: %v, want the help (exit 0)", err)
 	}
 }

@@ -23,7 +23,7 @@ func TestImageUsage(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			err := cmdImage(c.args)
+			err := call("image", c.args)
 			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("cnperf image %v: %v; want one line with %q", c.args, err, c.want)
 			}

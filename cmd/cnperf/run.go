@@ -6,6 +6,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	_ "github.com/cnperf/cnperf/internal/backend/all" // the backends
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -29,8 +30,8 @@ type runSetup struct {
 
 // parseRun turns `cnperf run`'s arguments into a checked plan. It builds
 // and writes nothing.
-func parseRun(args []string) (*runSetup, error) {
-	fs := newFlags("run")
+func parseRun(c *cli.Ctx) (*runSetup, error) {
+	fs := c.Flags()
 	var r plan.Request
 	fs.StringVar(&r.Backend, "backend", backend.Names()[0], backend.Usage())
 	beFlags := plan.FlagsOfBackends(fs, false)
@@ -56,8 +57,8 @@ func parseRun(args []string) (*runSetup, error) {
 	fs.StringVar(&r.Pin, "pin", "", "pin the client and server agents to CPUs, e.g. 0,1 (steadier numbers on a busy machine)")
 	r.ModeOptions = option.KeyValues(fs, "mode-opt", "network-mode option key=value, repeatable or comma-separated (e.g. controlplane=off, encrypt=aes-gcm)")
 	opts, extra := plan.FlagsOfExperiments(fs), plan.FlagsOfWorkloads(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return nil, exitcode.With(err, exitcode.Usage)
+	if _, err := c.Parse(); err != nil {
+		return nil, err
 	}
 	if err := plan.CheckExplicit(option.Given(fs, nil)); err != nil {
 		return nil, exitcode.With(err, exitcode.Usage)
@@ -70,7 +71,7 @@ func parseRun(args []string) (*runSetup, error) {
 	r.Agent = []string{self, "agent"}
 	p, err := plan.Build(r)
 	if err != nil {
-		return nil, err
+		return nil, exitcode.With(err, exitcode.Usage)
 	}
 	// before anything is built: a bad path found after the run loses nothing
 	// measured, but costs the run's time
@@ -80,8 +81,8 @@ func parseRun(args []string) (*runSetup, error) {
 	return &runSetup{plan: *p, out: *out, outputs: *outputs, cpuLatency: *cpuLatency, quiet: *quiet, dryRun: *dryRun, force: *force}, nil
 }
 
-func cmdRun(args []string) error {
-	setup, err := parseRun(args)
+func cmdRun(c *cli.Ctx) error {
+	setup, err := parseRun(c)
 	if err != nil {
 		return err
 	}
