@@ -89,7 +89,7 @@ func TestCompare(t *testing.T) {
 		{name: "bad PCT", args: []string{oldPath, newPath, "--fail-on-regression", "ten"}, err: `--fail-on-regression "ten": want a percentage from 0 to below 100`, exit: 2},
 		{name: "negative PCT", args: []string{oldPath, newPath, "--fail-on-regression", "-5"}, err: "want a percentage", exit: 2},
 		{name: "junit without a limit", args: []string{oldPath, newPath, "--junit", filepath.Join(dir, "j.xml")}, err: "--junit and --allow-undecided go with --fail-on-regression PCT", exit: 2},
-		{name: "unknown flag", args: []string{oldPath, newPath, "--pct", "5"}, err: "see `cnperf compare -h`", exit: 2},
+		{name: "unknown flag", args: []string{oldPath, newPath, "--pct", "5"}, err: "unknown flag --pct; see `cnperf compare --help`", exit: 2},
 		// refused before the comparison is printed, as usage
 		{name: "unwritable json", args: []string{oldPath, newPath, "--json", filepath.Join(dir, "no", "such", "dir.json")}, err: "such does not exist; create it first", exit: 2},
 		{name: "junit under /proc", args: []string{oldPath, newPath, "--fail-on-regression", "10", "--junit", "/proc/gate.xml"}, err: "--junit /proc/gate.xml: cannot write under /proc", exit: 2},

@@ -42,8 +42,8 @@ func cmdWorkloads(c *cli.Ctx) error {
 
 func cmdReport(c *cli.Ctx) error {
 	fs := c.Flags()
-	hgrm := fs.String("hgrm", "", "also write every result's latency distribution as HdrHistogram .hgrm text into this folder")
-	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: A:B (e.g. tcp_stream:iperf3_tcp)")
+	hgrm := fs.String("hgrm", "", "also write every result's latency distribution as HdrHistogram .hgrm text into this folder (`DIR`)")
+	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: `A:B` (e.g. tcp_stream:iperf3_tcp)")
 	out := report.OutputFlags(fs, "report")
 	pool := fs.Bool("pool", false, "pool the rounds of the same cells across the files into one run (each file's rounds renumbered after the previous file's; cells paired by round within each file only) and recompute every verdict")
 	paths, err := c.Parse()

@@ -153,7 +153,7 @@ func TestGoldenLoadOutput(t *testing.T) {
 
 func TestReportHelpAndArgs(t *testing.T) {
 	out, err := stdout(t, func() error { return call("report", []string{"-h"}) })
-	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(out, "usage of cnperf report FILE") || !strings.Contains(out, "-ratio") {
+	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(out, "usage: cnperf report FILE... [flags]") || !strings.Contains(out, "--ratio A:B") {
 		t.Errorf("report -h: err %v, output %q; want the usage", err, out)
 	}
 	for _, c := range []struct {
@@ -162,7 +162,7 @@ func TestReportHelpAndArgs(t *testing.T) {
 	}{
 		{nil, "name a results file"},
 		{[]string{"--ratio", "a:b"}, "name a results file"},
-		{[]string{filepath.Join(runFiles, "startup.json"), "--ratio", "a:b", "extra"}, "unexpected argument"},
+		{[]string{filepath.Join(runFiles, "startup.json"), "--ratio", "a:b", "extra"}, "extra: no such file"}, // flags between files
 		{[]string{filepath.Join(runFiles, "startup.json"), "missing.json"}, "missing.json: no such file; name a results file"},
 		{[]string{filepath.Join(runFiles, "startup.json"), "--html", "/no/such/dir/r.html"}, "--html /no/such/dir/r.html: folder /no/such/dir does not exist"},
 		{[]string{filepath.Join(runFiles, "reference.json"), "--ratio", "tcp_rr"}, "want two workloads"},

@@ -45,7 +45,7 @@ func parseRun(c *cli.Ctx) (*runSetup, error) {
 	fs.StringVar(&r.Direction, "direction", "", "stream direction: up (client sends) or down (server sends)")
 	fs.IntVar(&r.MTU, "mtu", 1500, "underlay MTU")
 	fs.IntVar(&r.Repeat, "repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
-	out := fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json); an existing file is replaced only if it is a cnperf results file")
+	out := fs.String("out", "", "results JSON `FILE` (default: cnperf-results/run-<time>.json); an existing file is replaced only if it is a cnperf results file")
 	force := fs.Bool("force", false, "let --out replace an existing file that is not a cnperf results file, or a symlink")
 	outputs := report.OutputFlags(fs, "run")
 	fs.BoolVar(&r.NoBaseline, "no-baseline", false, "do not add the baseline rows")
