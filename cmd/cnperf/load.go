@@ -9,6 +9,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/option"
+	"github.com/cnperf/cnperf/internal/pmqos"
 	"github.com/cnperf/cnperf/internal/standalone"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -71,7 +72,7 @@ func cmdLoadRun(c *cli.Ctx) error {
 	if len(args) > 1 {
 		return cli.Usagef("unexpected argument %q: cnperf load %s takes one target; see `cnperf load %s --help`", args[1], name, name)
 	}
-	if err := checkOut(*jsonOut, *hgrm); err != nil {
+	if err := checkOut(*jsonOut, *hgrm, *cpuLatency); err != nil {
 		return err
 	}
 	job, err := standalone.NewJobOf(name, args[0], *duration, *msgSize, option.Given(fs, extra))
@@ -84,8 +85,12 @@ func cmdLoadRun(c *cli.Ctx) error {
 		Command: os.Args, Out: os.Stdout, Log: os.Stderr})
 }
 
-// checkOut refuses a --json file or --hgrm folder that cannot be written.
-func checkOut(jsonOut, hgrm string) error {
+// checkOut refuses a --json file or --hgrm folder that cannot be written,
+// and a --cpu-latency that cannot be held.
+func checkOut(jsonOut, hgrm, cpuLatency string) error {
+	if err := pmqos.CheckSpec(cpuLatency); err != nil {
+		return cli.Usage(err)
+	}
 	if jsonOut != "" {
 		if err := cli.CheckOutFile("--json", jsonOut, "load.json"); err != nil {
 			return cli.Usage(err)
@@ -128,6 +133,9 @@ func cmdLoadPace(c *cli.Ctx) error {
 	realtime := option.FlagVar(fs, "realtime", "run the worker threads under SCHED_FIFO, as --realtime does for the client", true)
 	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run (µs, off or auto)")
 	if _, err := c.Parse(); err != nil {
+		return err
+	}
+	if err := checkOut("", "", *cpuLatency); err != nil {
 		return err
 	}
 	ctx, stop := interruptible()

@@ -80,7 +80,7 @@ func cmdAgent(c *cli.Ctx) error {
 		return err
 	}
 	if *listen == "" {
-		return cli.Usagef("--listen is required (unix:/path.sock or tcp:host:port)")
+		return cli.Usagef("--listen is required; give unix:/path.sock or tcp:host:port (cnperf starts its agents itself)")
 	}
 	ctx, stop := interruptible()
 	defer stop()

@@ -10,6 +10,7 @@ import (
 	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/pmqos"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -78,6 +79,9 @@ func parseRun(c *cli.Ctx) (*runSetup, error) {
 	if err := outputs.Check(); err != nil {
 		return nil, exitcode.With(err, exitcode.Usage)
 	}
+	if err := checkRunOut(*out, *cpuLatency); err != nil {
+		return nil, err
+	}
 	return &runSetup{plan: *p, out: *out, outputs: *outputs, cpuLatency: *cpuLatency, quiet: *quiet, dryRun: *dryRun, force: *force}, nil
 }
 
@@ -111,4 +115,15 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 	return session.Execute(ctx, setup.plan, session.Options{Out: setup.out, Outputs: setup.outputs,
 		CPULatency: setup.cpuLatency, Quiet: setup.quiet, Limit: limit, Version: version, Command: os.Args,
 		Stdout: os.Stdout, Stderr: os.Stderr, Force: setup.force})
+}
+
+// checkRunOut refuses, as bad usage, a --out file that cannot be written
+// and a --cpu-latency that cannot be held, before anything is built.
+func checkRunOut(out, cpuLatency string) error {
+	if out != "" {
+		if _, err := session.ResultsPath(out); err != nil {
+			return cli.Usage(err)
+		}
+	}
+	return cli.Usage(pmqos.CheckSpec(cpuLatency))
 }

@@ -368,7 +368,12 @@ func openTun(name string, tap bool) (int, error) {
 func Flags(fs *flag.FlagSet) func() (Config, error) {
 	cfg := Config{Routes: map[netip.Prefix]netip.AddrPort{}}
 	addr := func(to *netip.AddrPort) func(string) error {
-		return func(v string) (err error) { *to, err = netip.ParseAddrPort(v); return err }
+		return func(v string) (err error) {
+			if *to, err = netip.ParseAddrPort(v); err != nil {
+				return fmt.Errorf("%v; use IP:PORT such as 10.100.0.1:8285", err)
+			}
+			return nil
+		}
 	}
 	fs.StringVar(&cfg.Dev, "dev", "", "the TUN (L3) or TAP (L2) device, already created")
 	fs.BoolVar(&cfg.L2, "l2", false, "switch Ethernet frames (weave) instead of routing packets (flannel)")
@@ -406,7 +411,7 @@ func Flags(fs *flag.FlagSet) func() (Config, error) {
 	})
 	return func() (Config, error) {
 		if cfg.Dev == "" || !cfg.Listen.IsValid() {
-			return cfg, errors.New("tund needs --dev and --listen")
+			return cfg, errors.New("tund needs --dev and --listen; give both (cnperf starts tund itself, see docs/networks.md)")
 		}
 		if cfg.Etcd != "" && (cfg.Prefix == "" || cfg.PeerPort == 0) {
 			return cfg, errors.New("tund: --etcd needs --prefix and --peer-port")
