@@ -40,6 +40,9 @@ func WriteVersion(w io.Writer, name, version string) {
 	var build []string
 	for _, k := range []string{"CGO_ENABLED", "GOAMD64", "GOARM64", "-tags", "-trimpath", "-race", "-ldflags", "-gcflags"} {
 		if v, ok := set[k]; ok {
+			if strings.ContainsAny(v, " \t") {
+				v = fmt.Sprintf("%q", v)
+			}
 			build = append(build, k+"="+v)
 		}
 	}
