@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -15,6 +16,17 @@ import (
 // flags; - alone is an argument. -h and --help return flag.ErrHelp. path
 // names the command in errors ("cnperf run"); every error is bad usage.
 func Parse(fs *flag.FlagSet, args []string, path string) ([]string, error) {
+	pos, err := parse(fs, args, path)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		// what the user typed is echoed: keep it on one line
+		return nil, Usage(errors.New(oneLine.Replace(err.Error())))
+	}
+	return pos, err
+}
+
+var oneLine = strings.NewReplacer("\n", `\n`, "\r", `\r`)
+
+func parse(fs *flag.FlagSet, args []string, path string) ([]string, error) {
 	var pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
