@@ -27,7 +27,7 @@ func toy(got *[]string, dur *time.Duration) *Command {
 			if err != nil {
 				return err
 			}
-			*got = append(append([]string{"csv=" + *csv, "v=" + map[bool]string{true: "1", false: "0"}[*v]}, args...))
+			*got = append([]string{"csv=" + *csv, "v=" + map[bool]string{true: "1", false: "0"}[*v]}, args...)
 			return nil
 		}},
 		{Name: "cluster", Summary: "a cluster", Subs: []*Command{
