@@ -5,9 +5,9 @@ import "testing"
 func TestSuggest(t *testing.T) {
 	names := []string{"bridge", "host", "host-gw", "vxlan", "weave", "calico-bgp", "calico-ipip"}
 	for _, c := range []struct{ name, want string }{
-		{"vxlna", ` did you mean "vxlan"?`},     // a swap
-		{"vxln", ` did you mean "vxlan"?`},      // a letter missing
-		{"hostgw", ` did you mean "host-gw"?`},  // a dash missing
+		{"vxlna", ` did you mean "vxlan"?`},    // a swap
+		{"vxln", ` did you mean "vxlan"?`},     // a letter missing
+		{"hostgw", ` did you mean "host-gw"?`}, // a dash missing
 		{"calico-bgpp", ` did you mean "calico-bgp"?`},
 		{"brdge", ` did you mean "bridge"?`},
 		{"hots", ` did you mean "host"?`},
