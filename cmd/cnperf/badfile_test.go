@@ -43,9 +43,9 @@ func TestImpossibleFilesRefused(t *testing.T) {
 			cmd string
 			run func() error
 		}{
-			{"report", func() error { return cmdReport([]string{p}) }},
-			{"compare", func() error { return compareMain([]string{good, p, "--fail-on-regression", "10"}, io.Discard) }},
-			{"recommend", func() error { return cmdRecommend([]string{p, "--profile", "latency"}) }},
+			{"report", func() error { return call("report", []string{p}) }},
+			{"compare", func() error { return compareArgs([]string{good, p, "--fail-on-regression", "10"}, io.Discard) }},
+			{"recommend", func() error { return call("recommend", []string{p, "--profile", "latency"}) }},
 		} {
 			t.Run(c.cmd+"/"+name, func(t *testing.T) {
 				var err error

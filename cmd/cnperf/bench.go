@@ -1,24 +1,17 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/labbench"
 )
 
-// cmdBench measures cnperf itself: `cnperf bench lab` builds a lab of many
-// pods, pings every one, tears it down, and says what each step took.
-func cmdBench(args []string) error {
-	if len(args) == 0 || args[0] != "lab" {
-		what := "nothing"
-		if len(args) > 0 {
-			what = fmt.Sprintf("%q", args[0])
-		}
-		return fmt.Errorf("bench %s: use `cnperf bench lab --hosts N --pods-per-host N --network NAME`", what)
-	}
-	fs := newFlags("bench lab")
+// cmdBenchLab measures cnperf itself: `cnperf bench lab` builds a lab of
+// many pods, pings every one, tears it down, and says what each step took.
+func cmdBenchLab(c *cli.Ctx) error {
+	fs := c.Flags()
 	var cfg labbench.Config
 	fs.StringVar(&cfg.Network, "network", "host-gw", "the network: bridge, vxlan, host-gw, or any other `cnperf networks` lists")
 	fs.IntVar(&cfg.Hosts, "hosts", 10, "emulated hosts")
@@ -28,8 +21,16 @@ func cmdBench(args []string) error {
 	fs.StringVar(&cfg.Neighbours, "neighbours", "auto", "pods' neighbour entries: dynamic (ARP), static (permanent), or auto: static when the kernel's shared neighbour table has no room for the lab's")
 	fs.DurationVar(&cfg.KernelWait, "kernel-wait", 30*time.Second, "after teardown, how long to watch for the kernel freeing the namespaces (0: do not)")
 	out := fs.String("out", "", "write the result as JSON to this file")
-	if err := parseFlags(fs, args[1:]); err != nil {
+	if _, err := c.Parse(); err != nil {
 		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return cli.Usage(err)
+	}
+	if *out != "" {
+		if err := cli.CheckOutFile("--out", *out, "bench.json"); err != nil {
+			return cli.Usage(err)
+		}
 	}
 	ctx, stop := interruptible()
 	defer stop()

@@ -82,7 +82,7 @@ var badInputs = []struct {
 	{[]string{"run", "--suite", "nope"}, "unknown suite"},
 	{[]string{"run", "--networks", "bridge", "--placement", "cross-host"}, "single-host"},
 	{[]string{"run", "--networks", "none", "--placement", "cross-host"}, "loopback only"},
-	{[]string{"run", "--duration", "fast"}, "invalid value"},
+	{[]string{"run", "--duration", "fast"}, `--duration "fast": want a duration such as 5s`},
 	{[]string{"run", "--duration", "-1s"}, "out of range"},
 	{[]string{"run", "--duration", "100h"}, "at most 1h"},
 	{[]string{"run", "--message-size", "-3"}, "message size"},
@@ -103,7 +103,7 @@ var badInputs = []struct {
 	{[]string{"run", "--lb", "iptables", "--services", "-1"}, "use 1 to"},
 	{[]string{"run", "--lb", "iptables", "--services", "abc"}, "use numbers"},
 	{[]string{"run", "--workloads", "startup", "--startup-pods", "-5"}, "use 1 to 1000"},
-	{[]string{"run", "--bogus"}, "not defined"},
+	{[]string{"run", "--bogus"}, "unknown flag --bogus"},
 	{[]string{"run", "extra"}, "unexpected argument"},
 	{[]string{"run", "--networks", "host", "RUNID=a/b"}, "letters and digits"},
 	{[]string{"run", "--networks", "host", "RUNID=../x"}, "letters and digits"},
@@ -146,7 +146,7 @@ var badInputs = []struct {
 	{[]string{"report", "/etc"}, "is a folder; name a results file"},
 	{[]string{"report", "/etc/passwd"}, "not a cnperf results file"},
 	{[]string{"report", "a", "b"}, "a: no such file; name a results file"},
-	{[]string{"report", "--bogus"}, "not defined"},
+	{[]string{"report", "--bogus"}, "unknown flag --bogus"},
 	{[]string{"report", "../../internal/report/testdata/reference.json", "--ratio", "tcp_rr"}, "want two workloads as A:B"},
 	{[]string{"recommend", "--profile", "mixed", "--max-time", "10s"}, "above --max-time 10s"},
 	{[]string{"recommend", "--profile", "latency", "--repeat", "0"}, "must be above 0"},
@@ -156,9 +156,9 @@ var badInputs = []struct {
 	{[]string{"compare"}, "want two results files"},
 	{[]string{"compare", "/etc/passwd"}, "want two results files"},
 	{[]string{"compare", "/etc/passwd", "/etc/passwd"}, "not a cnperf results file"},
-	{[]string{"clean", "--bogus"}, "not defined"},
+	{[]string{"clean", "--bogus"}, "unknown flag --bogus"},
 	{[]string{"clean", "extra"}, "unexpected argument"},
-	{[]string{"networks", "--bogus"}, "not defined"},
+	{[]string{"networks", "--bogus"}, "unknown flag --bogus"},
 	{[]string{"workloads", "extra"}, "unexpected argument"},
 	{[]string{"suites", "extra"}, "unexpected argument"},
 	{[]string{"version", "extra"}, "unexpected argument"},
@@ -166,8 +166,8 @@ var badInputs = []struct {
 	{[]string{"load", "pace"}, "name the rates"},
 	{[]string{"load", "pace", "--rate", "10k"}, "positive whole numbers"},
 	{[]string{"load", "pace", "--rate", "1000", "--threads", "0"}, "must be positive"},
-	{[]string{"load", "serve"}, "name the server"},
-	{[]string{"load", "serve", "nope"}, "use http, tcp, nginx, tcp_rr or tcp_stream"},
+	{[]string{"load", "serve"}, "name a command: http, tcp, nginx, tcp_rr, tcp_stream"},
+	{[]string{"load", "serve", "nope"}, `unknown load serve command "nope"; use one of http, tcp, nginx, tcp_rr, tcp_stream`},
 	// experiment flags nothing selected would use
 	{[]string{"run", "--networks", "host", "--workloads", "http_rate", "--neighbours", "busy:2"}, "--neighbours applies to"},
 	{[]string{"run", "--networks", "host", "--workloads", "tcp_rr", "--neighbours", "busy:2", "--parallel", "2"}, "cannot be combined with --neighbours"},
@@ -239,26 +239,93 @@ var badInputs = []struct {
 	{[]string{"report", "../../internal/report/testdata/summaries.json", "--hgrm", "/etc/hostname"}, "--hgrm /etc/hostname: not a folder"},
 	{[]string{"compare", "../../internal/report/testdata/summaries.json", "../../internal/report/testdata/summaries.json", "--json", "OUT/no/c.json"}, "--json"},
 	{[]string{"compare", "../../internal/report/testdata/summaries.json", "../../internal/report/testdata/summaries.json", "--fail-on-regression", "10", "--junit", "/proc/gate.xml"}, "cannot write under /proc"},
+	{[]string{"image", "build", "--out", "/proc/agent.tar"}, "--out /proc/agent.tar: cannot write under /proc"},
+	{[]string{"image", "build", "--out", "OUT/no/agent.tar"}, "does not exist; create it first"},
+	{[]string{"recommend", "--profile", "latency", "--out", "/proc/r.json"}, "--out /proc/r.json: cannot write under /proc"},
+	{[]string{"bench", "lab", "--out", "OUT/no/bench.json"}, "does not exist; create it first"},
+	{[]string{"load", "tcp_rr", "127.0.0.1:9", "--json", "/proc/l.json"}, "--json /proc/l.json: cannot write under /proc"},
+	{[]string{"load", "http_rate", "http://127.0.0.1:9/", "--hgrm", "/etc/hostname"}, "--hgrm /etc/hostname: not a folder"},
+	// issue 27: one command line. Its concrete complaints first
+	{[]string{"load", "nosuch"}, `unknown load command "nosuch"; use one of http_qps, http_rate`},
+	{[]string{"load", "http_rate"}, "name the target: cnperf load http_rate http://HOST:PORT/PATH"},
+	{[]string{"load", "tcp_rate", "--rate", "100"}, "name the target: cnperf load tcp_rate HOST:PORT"},
+	{[]string{"run", "--duration", "5"}, "--duration 5: a duration needs its unit: write 5s"},
+	{[]string{"run", "--networks", "host", "--repeat", "2", "--duration", "1"}, "write 1s"},
+	{[]string{"load", "pace", "--rate", "1000", "--duration", "2"}, "write 2s"},
+	{[]string{"tund", "--dev"}, "--dev needs a value"},
+	{[]string{"tund"}, "tund needs --dev and --listen"},
+	{[]string{"tund", "--dev", "t0", "--listen", "nope"}, `--listen "nope"`},
+	{[]string{"agent", "--listen"}, "--listen needs a value"},
+	{[]string{"agent"}, "--listen is required"},
+	// a misspelt command, flag or name: did you mean
+	{[]string{"runn"}, `unknown command "runn"; did you mean "run"?`},
+	{[]string{"cluster", "stauts"}, `did you mean "status"?`},
+	{[]string{"bench", "lba"}, `unknown bench command "lba"; did you mean "lab"?`},
+	{[]string{"load", "htp_rate", "http://127.0.0.1:9/"}, `did you mean "http_rate"?`},
+	{[]string{"load", "serve", "ngnix"}, `did you mean "nginx"?`},
+	{[]string{"run", "--netwroks", "host"}, `unknown flag --netwroks; did you mean "--networks"?`},
+	{[]string{"report", "../../internal/report/testdata/summaries.json", "--cvs", "OUT"}, `did you mean "--csv"?`},
+	{[]string{"run", "--networks", "vxlna"}, `unknown network "vxlna"; did you mean "vxlan"?`},
+	{[]string{"run", "--workloads", "tcp_strem"}, `did you mean "tcp_stream"?`},
+	{[]string{"run", "--suite", "overlay"}, `unknown suite "overlay"; did you mean "overlays"?`},
+	{[]string{"run", "--backend", "dokcer"}, `unknown backend "dokcer"; did you mean "docker"?`},
+	{[]string{"run", "--lb", "iptabels"}, `did you mean "iptables"?`},
+	{[]string{"run", "--placement", "cross-hots"}, `did you mean "cross-host"?`},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", "stduy"}, `did you mean "study"?`},
+	{[]string{"recommend", "--profile", "latncy"}, `did you mean "latency"?`},
+	{[]string{"lab", "--network", "vxln"}, `did you mean "vxlan"?`},
+	{[]string{"completion", "bsh"}, `no completion for "bsh"; did you mean "bash"?`},
+	// flags: values, switches, where they go
+	{[]string{"run", "--mtu", "abc"}, `--mtu "abc": want a whole number`},
+	{[]string{"run", "--quiet=maybe"}, `--quiet "maybe": want true or false`},
+	{[]string{"run", "--networks"}, "--networks needs a value"},
+	{[]string{"run", "---networks", "host"}, "bad flag syntax"},
+	{[]string{"networks", "-v", "extra"}, `unexpected argument "extra"`},
+	{[]string{"report", "--", "--csv"}, "--csv: no such file"},
+	{[]string{"compare", "a.json", "b.json", "c.json"}, "want two results files, got 3"},
+	{[]string{"recommend", "a.json", "b.json", "--profile", "latency"}, `unexpected argument "b.json"`},
+	{[]string{"image", "push", "a:1", "b:2"}, `unexpected argument "b:2"`},
+	{[]string{"bench"}, "name a command: lab"},
+	{[]string{"completion"}, "name one shell"},
+	{[]string{}, "name a command: run, networks"},
+	{[]string{"--bogus"}, "unknown flag --bogus"},
+}
+
+// failures are the bad inputs that are not bad usage: an input file that
+// cannot be read or is not cnperf's, an engine that does not answer (exit
+// status 1); every other bad input is refused as bad usage (2).
+var failures = []string{"no such file; name a results file", "is a folder; name a results file", "not a cnperf results file", "no Docker engine reachable", "--csv: no such file", "--kubeconfig /nonexistent/kubeconfig: no such file or directory"}
+
+func wantExit(want string) int {
+	for _, f := range failures {
+		if strings.Contains(want, f) {
+			return 1
+		}
+	}
+	return 2
 }
 
 // fixHint is how a message names its fix: what to use, give, choose,
 // select, drop, create, install, see, or an example.
-var fixHint = regexp.MustCompile(`(?i)(\b(use|give|choose|select|drop|create|install|see|name|leave it out|lists?|want|must be|at most|letters and digits|run it as|appl(y|ies)|read it with)\b|e\.g\.)`)
+var fixHint = regexp.MustCompile(`(?i)(\b(use|write|did you mean|give|choose|select|drop|create|install|see|name|leave it out|lists?|want|must be|at most|letters and digits|run it as|appl(y|ies)|read it with)\b|e\.g\.)`)
 
-// TestBadInput checks that bad input gives a non-zero exit, one line on
-// stderr naming the problem and its fix, and leaves nothing behind: no
-// namespace, no state folder, no results file or folder.
+// TestBadInput checks that bad input gives its exit status (2 for bad
+// usage, 1 for a failure), one line on stderr naming the problem and its
+// fix, nothing on stdout, and leaves nothing behind: no namespace, no
+// state folder, no results file or folder.
 func TestBadInput(t *testing.T) {
 	bin := cnperf(t)
 	for i, c := range badInputs {
 		id := fmt.Sprintf("bad%d%s", i, lab.NewID())
 		args := append([]string(nil), c.args...)
-		if last := args[len(args)-1]; strings.HasPrefix(last, "RUNID=") {
+		if len(args) > 0 && strings.HasPrefix(args[len(args)-1], "RUNID=") {
+			last := args[len(args)-1]
 			id = strings.TrimPrefix(last, "RUNID=")
 			args = args[:len(args)-1]
 		}
 		var env []string
-		if last := args[len(args)-1]; strings.HasPrefix(last, "DOCKER_HOST=") {
+		if len(args) > 0 && strings.HasPrefix(args[len(args)-1], "DOCKER_HOST=") {
+			last := args[len(args)-1]
 			env = append(env, last)
 			args = args[:len(args)-1]
 		}
@@ -272,12 +339,18 @@ func TestBadInput(t *testing.T) {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = dir // where a default results folder would appear
 		cmd.Env = append(append(os.Environ(), "CNPERF_RUN_ID="+id), env...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
 		if err == nil {
 			t.Errorf("%q: exit 0, want failure", c.args)
 			continue
+		}
+		if code, want := cmd.ProcessState.ExitCode(), wantExit(c.want); code != want {
+			t.Errorf("%q: exit status %d, want %d (%s)", c.args, code, want, strings.TrimSpace(stderr.String()))
+		}
+		if stdout.Len() > 0 {
+			t.Errorf("%q: printed %q on stdout before failing", c.args, stdout.String())
 		}
 		msg := strings.TrimRight(stderr.String(), "\n")
 		if strings.Contains(msg, "\n") || !strings.Contains(msg, c.want) {

@@ -14,18 +14,20 @@ func TestClusterBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "use `cnperf cluster up [--nodes N] | down | status | kubectl ARGS... | selftest`"},
-		{[]string{"start"}, `"start": use`},
+		{nil, "name a command: up, down, status, kubectl, selftest; see `cnperf cluster --help`"},
+		{[]string{"start"}, `unknown cluster command "start"; use one of up, down`},
+		{[]string{"stauts"}, `unknown cluster command "stauts"; did you mean "status"?`},
 		{[]string{"up", "--nodes", "0"}, "0 nodes; use --nodes 1 to 99"},
-		{[]string{"up", "--nodes", "x"}, `invalid value "x" for flag -nodes`},
+		{[]string{"up", "--nodes", "x"}, `--nodes "x": want a whole number`},
 		{[]string{"up", "--cni", "calico"}, "use --cni bridge, flannel-vxlan, flannel-host-gw"},
 		{[]string{"up", "--proxy-mode", "userspace"}, "use --proxy-mode iptables (the default), nftables or ipvs"},
 		{[]string{"up", "--iptables", "xt"}, "use --iptables legacy (the default) or nft"},
 		{[]string{"down", "now"}, `unexpected argument "now"`},
+		{[]string{"up", "--node", "3"}, `unknown flag --node; did you mean "--nodes"?`},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			err := cmdCluster(c.args)
+			err := call("cluster", c.args)
 			var ec exitCode
 			switch {
 			case err == nil:
@@ -37,7 +39,7 @@ func TestClusterBadInput(t *testing.T) {
 			}
 		})
 	}
-	if err := cmdCluster([]string{"up", "-h"}); !errors.Is(err, flag.ErrHelp) {
+	if err := call("cluster", []string{"up", "-h"}); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("cluster up -h: %v, want the help (exit 0)", err)
 	}
 }

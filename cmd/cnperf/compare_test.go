@@ -89,7 +89,7 @@ func TestCompare(t *testing.T) {
 		{name: "bad PCT", args: []string{oldPath, newPath, "--fail-on-regression", "ten"}, err: `--fail-on-regression "ten": want a percentage from 0 to below 100`, exit: 2},
 		{name: "negative PCT", args: []string{oldPath, newPath, "--fail-on-regression", "-5"}, err: "want a percentage", exit: 2},
 		{name: "junit without a limit", args: []string{oldPath, newPath, "--junit", filepath.Join(dir, "j.xml")}, err: "--junit and --allow-undecided go with --fail-on-regression PCT", exit: 2},
-		{name: "unknown flag", args: []string{oldPath, newPath, "--pct", "5"}, err: "see `cnperf compare -h`", exit: 2},
+		{name: "unknown flag", args: []string{oldPath, newPath, "--pct", "5"}, err: "unknown flag --pct; see `cnperf compare --help`", exit: 2},
 		// refused before the comparison is printed, as usage
 		{name: "unwritable json", args: []string{oldPath, newPath, "--json", filepath.Join(dir, "no", "such", "dir.json")}, err: "such does not exist; create it first", exit: 2},
 		{name: "junit under /proc", args: []string{oldPath, newPath, "--fail-on-regression", "10", "--junit", "/proc/gate.xml"}, err: "--junit /proc/gate.xml: cannot write under /proc", exit: 2},
@@ -97,7 +97,7 @@ func TestCompare(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			err := compareMain(c.args, &buf)
+			err := compareArgs(c.args, &buf)
 			switch {
 			case c.help:
 				if !errors.Is(err, flag.ErrHelp) {
@@ -183,7 +183,7 @@ func TestCompareExitStatus(t *testing.T) {
 func TestCompareOneRoundGate(t *testing.T) {
 	f := filepath.Join("..", "..", "internal", "report", "testdata", "seed_latency.json")
 	var buf bytes.Buffer
-	err := compareMain([]string{f, f, "--fail-on-regression", "10"}, &buf)
+	err := compareArgs([]string{f, f, "--fail-on-regression", "10"}, &buf)
 	var ec exitCode
 	if !errors.As(err, &ec) || ec != exitcode.Undecided {
 		t.Fatalf("err %v, want exit 5", err)
@@ -198,7 +198,7 @@ func TestCompareOneRoundGate(t *testing.T) {
 		t.Errorf("output does not say why:\n%s", buf.String())
 	}
 	buf.Reset()
-	if err := compareMain([]string{f, f, "--fail-on-regression", "10", "--allow-undecided"}, &buf); err != nil {
+	if err := compareArgs([]string{f, f, "--fail-on-regression", "10", "--allow-undecided"}, &buf); err != nil {
 		t.Errorf("--allow-undecided: %v", err)
 	}
 }
@@ -246,7 +246,7 @@ func TestCompareJUnit(t *testing.T) {
 		if allow {
 			args = append(args, "--allow-undecided")
 		}
-		if err := compareMain(args, io.Discard); err == nil {
+		if err := compareArgs(args, io.Discard); err == nil {
 			t.Fatal("a regression passed")
 		}
 		b, err := os.ReadFile(path)
@@ -307,7 +307,7 @@ func TestCompareStoredRuns(t *testing.T) {
 	old := filepath.Join("..", "..", "docs", "examples", "default.json")
 	newer := filepath.Join("..", "..", "docs", "examples", "recommend-latency.json")
 	var buf bytes.Buffer
-	err := compareMain([]string{old, newer, "--fail-on-regression", "10"}, &buf)
+	err := compareArgs([]string{old, newer, "--fail-on-regression", "10"}, &buf)
 	var ec exitCode
 	if !errors.As(err, &ec) || ec != exitcode.Undecided {
 		t.Fatalf("err %v, want exit 5", err)

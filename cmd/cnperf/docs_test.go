@@ -88,12 +88,12 @@ func docOutput(t *testing.T, args []string) (string, error) {
 	t.Helper()
 	switch args[0] {
 	case "report":
-		return stdout(t, func() error { return cmdReport(args[1:]) })
+		return stdout(t, func() error { return call("report", args[1:]) })
 	case "recommend":
-		return stdout(t, func() error { return cmdRecommend(args[1:]) })
+		return stdout(t, func() error { return call("recommend", args[1:]) })
 	case "compare":
 		var b bytes.Buffer
-		err := compareMain(args[1:], &b)
+		err := compareArgs(args[1:], &b)
 		if err != nil && !isExit(err) {
 			return "", err
 		}

@@ -59,7 +59,7 @@ func FuzzRunFlags(f *testing.F) {
 		if asksHelp(args) {
 			return
 		}
-		setup, err := parseRun(args)
+		setup, err := parseRunArgs(args)
 		if err != nil {
 			if msg := err.Error(); msg == "" || strings.Contains(msg, "\n") {
 				t.Fatalf("%q: error %q, want one line", args, msg)
@@ -95,7 +95,7 @@ func FuzzModeOpt(f *testing.F) {
 			nets = []string{"vxlan"}
 		}
 		args := []string{"--networks", strings.Join(nets, ","), "--mode-opt", s}
-		setup, err := parseRun(args)
+		setup, err := parseRunArgs(args)
 		if err != nil {
 			if msg := err.Error(); strings.Contains(msg, "\n") {
 				t.Fatalf("%q: error %q, want one line", args, msg)

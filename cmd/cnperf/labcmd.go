@@ -3,19 +3,20 @@ package main
 import (
 	"os"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/labhold"
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
 // cmdLab builds one network and keeps it up, so that any tool (iperf3,
 // sockperf, tcpdump, ping) can be run on the very path cnperf measures.
-func cmdLab(args []string) error {
-	fs := newFlags("lab")
+func cmdLab(c *cli.Ctx) error {
+	fs := c.Flags()
 	network := fs.String("network", "vxlan", "the network to build")
 	placement := fs.String("placement", "", "comma-separated placements (default: every one the network allows)")
 	mtu := fs.Int("mtu", 1500, "underlay MTU")
 	hold := fs.Duration("for", 0, "tear down after this long (default: on Ctrl-C)")
-	if err := parseFlags(fs, args); err != nil {
+	if _, err := c.Parse(); err != nil {
 		return err
 	}
 	self, err := os.Executable()

@@ -2,40 +2,52 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/option"
+	"github.com/cnperf/cnperf/internal/pmqos"
 	"github.com/cnperf/cnperf/internal/standalone"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
 func isLoadWorkload(name string) bool { return slices.Contains(standalone.Workloads(), name) }
 
-func cmdLoad(args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Println(standalone.Usage)
-		if len(args) == 0 {
-			return errors.New("name a workload and a target; see above")
+// loadCommand is `cnperf load`: a command per workload that runs on its
+// own, serve (a command per server) and pace.
+func loadCommand() *cli.Command {
+	_, long, _ := strings.Cut(standalone.Usage, "\n\n")
+	load := &cli.Command{Name: "load", Summary: "run the load engine (http_rate, http_qps, tcp_rate...) against any server, or serve one", Long: long}
+	for _, name := range append(standalone.Workloads(), standalone.PlainWorkloads...) {
+		args := "URL"
+		if !workload.IsHTTP(mustWorkload(name)) {
+			args = "HOST:PORT"
 		}
-		return nil
+		load.Subs = append(load.Subs, &cli.Command{Name: name, Args: args, Summary: "run " + name + " against " + args, Run: cmdLoadRun})
 	}
-	if args[0] == "serve" {
-		return cmdLoadServe(args[1:])
+	serve := &cli.Command{Name: "serve", Summary: "serve cnperf's fixed-size servers (or nginx) for other tools to be measured against"}
+	for _, kind := range standalone.ServerKinds {
+		serve.Subs = append(serve.Subs, &cli.Command{Name: kind, Summary: "serve " + kind + " until --duration or Ctrl-C", Run: cmdLoadServe})
 	}
-	if args[0] == "pace" {
-		return cmdLoadPace(args[1:])
+	pace := &cli.Command{Name: "pace", Summary: "the send lag this machine alone allows a paced thread at each rate (no I/O)", Run: cmdLoadPace}
+	load.Subs = append(load.Subs, serve, pace)
+	return load
+}
+
+func mustWorkload(name string) workload.Workload {
+	w, err := workload.Get(name)
+	if err != nil {
+		panic(err)
 	}
-	name := args[0]
-	if err := standalone.CheckArgs(args); err != nil {
-		return err
-	}
-	target := args[1]
-	fs := newFlags("load " + name)
+	return w
+}
+
+func cmdLoadRun(c *cli.Ctx) error {
+	name := c.Command().Name
+	fs := c.Flags()
 	duration := fs.Duration("duration", 5*time.Second, "length of each step")
 	msgSize := fs.Int("message-size", 0, "tcp_rate, tcp_rr request size, tcp_stream write size, in bytes (defaults 16, 16, 256)")
 	jsonOut := fs.String("json", "", "also write the results as cnperf/run/v1 JSON to this file")
@@ -50,12 +62,22 @@ func cmdLoad(args []string) error {
 		}
 		extra[f.Name] = option.FlagVar(fs, f.Name, f.Usage, f.Bool)
 	}
-	if err := parseFlags(fs, args[2:]); err != nil {
-		return err
-	}
-	job, err := standalone.NewJobOf(name, target, *duration, *msgSize, option.Given(fs, extra))
+	args, err := c.Parse()
 	if err != nil {
 		return err
+	}
+	if err := standalone.CheckArgs(append([]string{name}, args...)); err != nil {
+		return cli.Usage(err)
+	}
+	if len(args) > 1 {
+		return cli.Usagef("unexpected argument %q: cnperf load %s takes one target; see `cnperf load %s --help`", args[1], name, name)
+	}
+	if err := checkOut(*jsonOut, *hgrm, *cpuLatency); err != nil {
+		return err
+	}
+	job, err := standalone.NewJobOf(name, args[0], *duration, *msgSize, option.Given(fs, extra))
+	if err != nil {
+		return cli.Usage(err)
 	}
 	ctx, stop := interruptible()
 	defer stop()
@@ -63,17 +85,31 @@ func cmdLoad(args []string) error {
 		Command: os.Args, Out: os.Stdout, Log: os.Stderr})
 }
 
-func cmdLoadServe(args []string) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return errors.New("name the server: cnperf load serve http|tcp|nginx|tcp_rr|tcp_stream [--port 8080]")
+// checkOut refuses a --json file or --hgrm folder that cannot be written,
+// and a --cpu-latency that cannot be held.
+func checkOut(jsonOut, hgrm, cpuLatency string) error {
+	if err := pmqos.CheckSpec(cpuLatency); err != nil {
+		return cli.Usage(err)
 	}
-	kind := args[0]
-	fs := newFlags("load serve " + kind)
+	if jsonOut != "" {
+		if err := cli.CheckOutFile("--json", jsonOut, "load.json"); err != nil {
+			return cli.Usage(err)
+		}
+	}
+	if hgrm != "" {
+		return cli.Usage(cli.CheckOutDir("--hgrm", hgrm))
+	}
+	return nil
+}
+
+func cmdLoadServe(c *cli.Ctx) error {
+	kind := c.Command().Name
+	fs := c.Flags()
 	port := fs.Int("port", 8080, "TCP port to listen on")
 	size := fs.Int("response-size", 350, "response bytes on the wire (http, nginx: headers count 250 of them)")
 	msg := fs.Int("message-size", 16, "tcp, tcp_rr: request size in bytes")
 	duration := fs.Duration("duration", time.Hour, "stop after this long")
-	if err := parseFlags(fs, args[1:]); err != nil {
+	if _, err := c.Parse(); err != nil {
 		return err
 	}
 	ctx, stop := interruptible()
@@ -88,15 +124,18 @@ func cmdLoadServe(args []string) error {
 // floor under any http_rate/tcp_rate result on the same CPUs. Pin it the
 // way the client will be pinned (taskset) to read the floor that client
 // stands on.
-func cmdLoadPace(args []string) error {
-	fs := newFlags("load pace")
+func cmdLoadPace(c *cli.Ctx) error {
+	fs := c.Flags()
 	rates := fs.String("rate", "", "rates to probe, requests per second: a number or a list (10000,50000)")
 	threads := fs.Int("threads", 1, "worker threads, as the client would use")
 	duration := fs.Duration("duration", 2*time.Second, "length of each step")
 	maxLag := fs.Duration("max-send-lag", time.Millisecond, "send-lag p99 above which a step does not hold its rate")
 	realtime := option.FlagVar(fs, "realtime", "run the worker threads under SCHED_FIFO, as --realtime does for the client", true)
 	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run (µs, off or auto)")
-	if err := parseFlags(fs, args); err != nil {
+	if _, err := c.Parse(); err != nil {
+		return err
+	}
+	if err := checkOut("", "", *cpuLatency); err != nil {
 		return err
 	}
 	ctx, stop := interruptible()

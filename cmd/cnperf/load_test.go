@@ -105,7 +105,7 @@ func TestLoadPlainWorkloads(t *testing.T) {
 				t.Fatalf("server: %v", err)
 			}
 			out, err := stdout(t, func() error {
-				return cmdLoad([]string{c.name, fmt.Sprintf("127.0.0.1:%d", port), "--duration", "300ms",
+				return call("load", []string{c.name, fmt.Sprintf("127.0.0.1:%d", port), "--duration", "300ms",
 					"--message-size", c.size, "--cpu-latency", "off"})
 			})
 			cancel()
@@ -120,7 +120,7 @@ func TestLoadPlainWorkloads(t *testing.T) {
 			}
 		})
 	}
-	if err := cmdLoad([]string{"udp_rr", "127.0.0.1:9"}); err == nil || !strings.Contains(err.Error(), "tcp_rr, tcp_stream") {
+	if err := call("load", []string{"udp_rr", "127.0.0.1:9"}); err == nil || !strings.Contains(err.Error(), "tcp_rr, tcp_stream") {
 		t.Errorf("udp_rr: err = %v, want the list of workloads", err)
 	}
 }

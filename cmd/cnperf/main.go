@@ -4,16 +4,19 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
+	"github.com/cnperf/cnperf/internal/agentimage"
+	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/exitcode"
+	"github.com/cnperf/cnperf/internal/kubelocal"
+	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/suite"
+	"github.com/cnperf/cnperf/internal/svc"
+	"github.com/cnperf/cnperf/internal/workload"
 
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
@@ -22,40 +25,37 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-type command struct {
-	name, summary string
-	run           func(args []string) error
-}
-
-var commands []command
+// root is cnperf's command tree (package cli): every command, its
+// sub-commands, flags and help.
+var root = &cli.Command{Name: "cnperf", Summary: "which container network is fastest for my load, and what does it cost?",
+	Long: "Flags go before or after a command's arguments, as --flag or -flag; -- ends them. `cnperf help COMMAND`\n" +
+		"is `cnperf COMMAND --help`; `cnperf --version` prints the version. Exit status: 0 ok, 1 failure, 2 bad usage\n" +
+		"(one line, nothing done), 3 a regression (compare), 4 some cells failed (run), 5 the gate could not decide."}
 
 func init() {
-	commands = []command{
-		{"run", "build networks in a local lab, run workloads, print the comparison and write JSON", cmdRun},
-		{"networks", "list the networks and whether this machine can build them", cmdNetworks},
-		{"workloads", "list the workloads", cmdWorkloads},
-		{"lab", "build one network and keep it up for other tools (iperf3, sockperf, tcpdump)", cmdLab},
-		{"suites", "list the presets `cnperf run --suite NAME` runs", cmdSuites},
-		{"report", "print the comparison table of a results JSON file", cmdReport},
-		{"recommend", "rank the networks of a results file for a workload profile, with the reasons", cmdRecommend},
-		{"compare", "compare two results files: what changed, with intervals and verdicts", cmdCompare},
-		{"load", "run the load engine (http_rate, http_qps, tcp_rate) against any server, or serve one", cmdLoad},
-		{"bench", "measure cnperf itself: `bench lab` builds many pods, pings each, tears them down, timed", cmdBench},
-		{"image", "build the agent image --backend kubernetes runs: `image build` writes an archive, `image push REF` sends it to a registry", cmdImage},
-		{"clean", "remove what killed runs left behind (namespaces, processes, state)", cmdClean},
-		{"cluster", "a real Kubernetes cluster on this machine: `cluster up [--nodes N] | down | status | kubectl ...`", cmdCluster},
-		{"agent", "(internal) the in-pod agent the coordinator drives", cmdAgent},
-		{"tund", "(internal) the user-space tunnel daemon of flannel-udp and weave", cmdTund},
-		{"version", "print the version", cmdVersion},
+	kube := kubelocal.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Interrupted: interruptible}
+	root.Subs = []*cli.Command{
+		{Name: "run", Summary: "build networks in a local lab, run workloads, print the comparison and write JSON", Run: cmdRun},
+		{Name: "networks", Summary: "list the networks and whether this machine can build them", Run: cmdNetworks},
+		{Name: "workloads", Summary: "list the workloads", Run: cmdWorkloads},
+		{Name: "lab", Summary: "build one network and keep it up for other tools (iperf3, sockperf, tcpdump)", Run: cmdLab},
+		{Name: "suites", Summary: "list the presets `cnperf run --suite NAME` runs", Run: cmdSuites},
+		{Name: "report", Args: "FILE...", Summary: "print the comparison table of results JSON files", Run: cmdReport},
+		{Name: "recommend", Args: "[FILE]", Summary: "rank the networks of a results file for a workload profile, with the reasons; given no file, measure first", Run: cmdRecommend},
+		{Name: "compare", Args: "OLD.json NEW.json", Summary: "compare two results files: what changed, with intervals and verdicts", Long: compareLong, Run: cmdCompare},
+		loadCommand(),
+		{Name: "bench", Summary: "measure cnperf itself", Subs: []*cli.Command{
+			{Name: "lab", Summary: "build many pods, ping each, tear them down, timed", Run: cmdBenchLab}}},
+		agentimage.Command(interruptible),
+		{Name: "clean", Summary: "remove what killed runs left behind (namespaces, processes, state)", Run: cmdClean},
+		kubelocal.Command(kube),
+		{Name: "agent", Summary: "(internal) the in-pod agent the coordinator drives", Run: cmdAgent},
+		{Name: "tund", Summary: "(internal) the user-space tunnel daemon of flannel-udp and weave", Run: cmdTund},
+		{Name: "version", Summary: "print the version, the commit it was built from and the Go that built it (also --version)", Run: cmdVersion},
 	}
-}
-
-func usage() {
-	fmt.Fprintf(os.Stderr, "cnperf %s: which container network is fastest for my load, and what does it cost?\n\nusage: cnperf COMMAND [flags]\n\ncommands:\n", version)
-	for _, c := range commands {
-		fmt.Fprintf(os.Stderr, "  %-10s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintf(os.Stderr, "\n`cnperf COMMAND -h` shows a command's flags.\n")
+	root.Subs = append(root.Subs, cli.CompletionCommand(root, cli.Values{
+		"networks": netmode.Names, "network": netmode.Names, "workloads": workload.Names, "suite": suite.Names,
+		"backend": backend.Names, "lb": svc.Names}, os.Stdout))
 }
 
 // interruptible is the context of a command that builds or runs
@@ -70,71 +70,23 @@ func main() {
 	// before it tears its lab down: with SIGPIPE caught, a write to a
 	// broken pipe fails instead (and exec'd tools get the default back).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	if len(os.Args) < 2 {
-		usage()
-		os.Exit(2)
+	args := os.Args[1:]
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		args = []string{"version"}
 	}
-	name := os.Args[1]
-	if name == "-h" || name == "--help" || name == "help" {
-		usage()
-		return
-	}
-	for _, c := range commands {
-		if c.name == name {
-			if err := c.run(os.Args[2:]); err != nil {
-				if errors.Is(err, flag.ErrHelp) {
-					return
-				}
-				fmt.Fprintln(os.Stderr, "cnperf "+name+": "+err.Error())
-				var ec exitCode
-				if errors.As(err, &ec) {
-					os.Exit(int(ec))
-				}
-				os.Exit(1)
-			}
-			return
-		}
-	}
-	var names []string
-	for _, c := range commands {
-		names = append(names, c.name)
-	}
-	fmt.Fprintf(os.Stderr, "cnperf: unknown command %q; use one of %s\n", name, strings.Join(names, ", "))
-	os.Exit(2)
+	os.Exit(cli.Main(root, args, os.Stdout, os.Stderr))
 }
+
+// dispatch runs a command line as main does, returning its error.
+func dispatch(args ...string) error { return cli.Execute(root, args, os.Stdout) }
 
 // exitCode lets a command choose its exit status.
 type exitCode = exitcode.Code
 
-// newFlags makes a flag set whose errors come back to the caller as one line.
-func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet("cnperf "+name, flag.ContinueOnError)
-	return fs
-}
-
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	fs.SetOutput(io.Discard) // a bad flag gets one line, not the whole usage
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(os.Stdout)
-			fmt.Printf("usage of %s:\n", fs.Name())
-			fs.PrintDefaults()
-			return err
-		}
-		// the flag package echoes what it was given: keep it on one line
-		msg := strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(err.Error())
-		return fmt.Errorf("%s; see `%s -h`", msg, fs.Name())
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q; flags start with --, see `%s -h`", fs.Arg(0), fs.Name())
-	}
-	return nil
-}
-
-func cmdVersion(args []string) error {
-	if err := parseFlags(newFlags("version"), args); err != nil {
+func cmdVersion(c *cli.Ctx) error {
+	if _, err := c.Parse(); err != nil {
 		return err
 	}
-	fmt.Println("cnperf", version)
+	cli.WriteVersion(os.Stdout, "cnperf", version)
 	return nil
 }

@@ -2,24 +2,23 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"strings"
 
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/catalog"
 	"github.com/cnperf/cnperf/internal/cleanup"
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/report"
 )
 
-func cmdNetworks(args []string) error {
-	fs := newFlags("networks")
+func cmdNetworks(c *cli.Ctx) error {
+	fs := c.Flags()
 	verbose := fs.Bool("v", false, "also list each network's options (--mode-opt key=value)")
 	asJSON := fs.Bool("json", false, "print the list as JSON (cnperf/networks/v1): every network, whether this machine can build it, its options")
-	if err := parseFlags(fs, args); err != nil {
+	if _, err := c.Parse(); err != nil {
 		return err
 	}
 	if *asJSON {
@@ -28,11 +27,11 @@ func cmdNetworks(args []string) error {
 	return catalog.Networks(os.Stdout, *verbose)
 }
 
-func cmdWorkloads(args []string) error {
-	fs := newFlags("workloads")
+func cmdWorkloads(c *cli.Ctx) error {
+	fs := c.Flags()
 	verbose := fs.Bool("v", false, "also each workload's options (its flags) and the figures it reports")
 	asJSON := fs.Bool("json", false, "print the list as JSON (cnperf/workloads/v1): every workload and measure, its figures (which way is better), its options")
-	if err := parseFlags(fs, args); err != nil {
+	if _, err := c.Parse(); err != nil {
 		return err
 	}
 	if *asJSON {
@@ -41,62 +40,58 @@ func cmdWorkloads(args []string) error {
 	return catalog.Workloads(os.Stdout, *verbose)
 }
 
-func cmdReport(args []string) error {
-	fs := newFlags("report FILE...")
-	hgrm := fs.String("hgrm", "", "also write every result's latency distribution as HdrHistogram .hgrm text into this folder")
-	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: A:B (e.g. tcp_stream:iperf3_tcp)")
+func cmdReport(c *cli.Ctx) error {
+	fs := c.Flags()
+	hgrm := fs.String("hgrm", "", "also write every result's latency distribution as HdrHistogram .hgrm text into this folder (`DIR`)")
+	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: `A:B` (e.g. tcp_stream:iperf3_tcp)")
 	out := report.OutputFlags(fs, "report")
 	pool := fs.Bool("pool", false, "pool the rounds of the same cells across the files into one run (each file's rounds renumbered after the previous file's; cells paired by round within each file only) and recompute every verdict")
-	var paths []string
-	rest := args
-	for len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		paths, rest = append(paths, rest[0]), rest[1:]
-	}
-	if err := parseFlags(fs, rest); err != nil {
+	paths, err := c.Parse()
+	if err != nil {
 		return err
 	}
 	if len(paths) == 0 {
-		return fmt.Errorf("name a results file: cnperf report cnperf-results/run-....json")
+		return cli.Usagef("name a results file: cnperf report cnperf-results/run-....json")
 	}
 	return report.Show(os.Stdout, paths, report.ShowOptions{Hgrm: *hgrm, Ratio: *ratio, Outputs: *out, Pool: *pool})
 }
 
-func cmdClean(args []string) error {
-	fs := newFlags("clean")
+func cmdClean(c *cli.Ctx) error {
+	fs := c.Flags()
 	force := fs.Bool("force", false, "also remove the labs of runs that are still going")
 	id := fs.String("id", "", "only this run's leftovers (the id in its namespace names, cnperf-ID-...)")
 	be := fs.String("backend", backend.Names()[0], plan.CleanUsage())
 	flags := plan.FlagsOfBackends(fs, true)
-	if err := parseFlags(fs, args); err != nil {
+	if _, err := c.Parse(); err != nil {
 		return err
 	}
 	info, values, err := plan.Cleaner(*be, option.Given(fs, flags))
 	if err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	return cleanup.Run(context.Background(), info.Cleaner, cleanup.Request{ID: *id, Force: *force, Flags: values, Out: os.Stdout})
 }
 
-func cmdAgent(args []string) error {
-	fs := newFlags("agent")
+func cmdAgent(c *cli.Ctx) error {
+	fs := c.Flags()
 	listen := fs.String("listen", "", "control address: unix:/path.sock or tcp:host:port")
 	parent := fs.Int("parent", 0, "exit when this process is gone")
-	if err := parseFlags(fs, args); err != nil {
+	if _, err := c.Parse(); err != nil {
 		return err
 	}
 	if *listen == "" {
-		return fmt.Errorf("--listen is required (unix:/path.sock or tcp:host:port)")
+		return cli.Usagef("--listen is required; give unix:/path.sock or tcp:host:port (cnperf starts its agents itself)")
 	}
 	ctx, stop := interruptible()
 	defer stop()
 	return agent.Serve(ctx, *listen, *parent)
 }
 
-func cmdSuites(args []string) error {
-	fs := newFlags("suites")
+func cmdSuites(c *cli.Ctx) error {
+	fs := c.Flags()
 	asJSON := fs.Bool("json", false, "print the list as JSON (cnperf/suites/v1): every suite, its workloads, networks, rounds and cells")
-	show := fs.String("show", "", "print suite NAME as a scenario file (YAML, its quick: block included) to copy: cnperf run -f FILE runs it as --suite NAME does")
-	if err := parseFlags(fs, args); err != nil {
+	show := fs.String("show", "", "print suite `NAME` as a scenario file (YAML, its quick: block included) to copy: cnperf run -f FILE runs it as --suite NAME does")
+	if _, err := c.Parse(); err != nil {
 		return err
 	}
 	if *show != "" {

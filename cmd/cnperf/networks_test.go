@@ -16,15 +16,15 @@ import (
 // list; every figure says which way is better.
 func TestListingsJSON(t *testing.T) {
 	for _, c := range []struct {
-		cmd   func([]string) error
+		cmd   string
 		field string
 		want  []string
 	}{
-		{cmdNetworks, "networks", netmode.Names()},
-		{cmdWorkloads, "workloads", append(workload.Names(), workload.MeasureNames()...)},
-		{cmdSuites, "suites", suite.Names()},
+		{"networks", "networks", netmode.Names()},
+		{"workloads", "workloads", append(workload.Names(), workload.MeasureNames()...)},
+		{"suites", "suites", suite.Names()},
 	} {
-		out, err := stdout(t, func() error { return c.cmd([]string{"--json"}) })
+		out, err := stdout(t, func() error { return call(c.cmd, []string{"--json"}) })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -228,7 +228,7 @@ func TestRunDryRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			out, err := stdout(t, func() error { return cmdRun(append(tt.args, "--dry-run")) })
+			out, err := stdout(t, func() error { return call("run", append(tt.args, "--dry-run")) })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,12 +26,12 @@ func cost(s *runSetup) time.Duration {
 // than the suite; flags still override it.
 func TestQuickSuites(t *testing.T) {
 	for _, name := range suite.Names() {
-		full, err := parseRun([]string{"--suite", name})
+		full, err := parseRunArgs([]string{"--suite", name})
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		quick, err := parseRun([]string{"--suite", name, "--quick"})
+		quick, err := parseRunArgs([]string{"--suite", name, "--quick"})
 		if err != nil {
 			t.Errorf("%s --quick: %v", name, err)
 			continue
@@ -50,7 +50,7 @@ func TestQuickSuites(t *testing.T) {
 	if s, _ := suite.Get("seed-latency"); s.Options["response-size"] != "350,4096" {
 		t.Errorf("--quick changed the seed-latency suite: response-size %q", s.Options["response-size"])
 	}
-	over, err := parseRun([]string{"--suite", "blocking", "--quick", "--repeat", "4", "--duration", "2s"})
+	over, err := parseRunArgs([]string{"--suite", "blocking", "--quick", "--repeat", "4", "--duration", "2s"})
 	if err != nil || over.plan.Repeat != 4 || over.plan.Params.Duration != 2*time.Second {
 		t.Errorf("flags do not override --quick: %+v, %v", over, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/plan/profile"
 	"github.com/cnperf/cnperf/internal/recommend"
@@ -21,8 +22,8 @@ import (
 // cmdRecommend ranks the networks of a run file for a workload profile;
 // given no file, it first measures the cells the profile's rules read on
 // the local lab, bounded in time.
-func cmdRecommend(args []string) error {
-	fs := newFlags("recommend [FILE]")
+func cmdRecommend(c *cli.Ctx) error {
+	fs := c.Flags()
 	prof := fs.String("profile", "", "workload profile: "+strings.Join(recommend.Profiles(), ", "))
 	constraint := fs.String("constraint", "", "comma-separated: "+strings.Join(recommend.ConstraintNames(), ", "))
 	rules := fs.Bool("rules", false, "print the rule table and the constraints, and exit")
@@ -34,12 +35,17 @@ func cmdRecommend(args []string) error {
 	out := fs.String("out", "", "without FILE: where the measured run is written (default: cnperf-results/recommend-<profile>-<time>.json)")
 	dryRun := fs.Bool("dry-run", false, "without FILE: print what would be measured and the estimate, and exit")
 	quiet := fs.Bool("quiet", false, "without FILE: no progress lines")
-	path, rest := "", args
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		path, rest = args[0], args[1:]
-	}
-	if err := parseFlags(fs, rest); err != nil {
+	args, err := c.Parse()
+	if err != nil {
 		return err
+	}
+	path := ""
+	switch len(args) {
+	case 0:
+	case 1:
+		path = args[0]
+	default:
+		return cli.Usagef("unexpected argument %q: recommend ranks one results file; see `cnperf recommend --help`", args[1])
 	}
 	if *rules {
 		recommend.WriteRules(os.Stdout)
@@ -47,7 +53,7 @@ func cmdRecommend(args []string) error {
 	}
 	cons, err := recommend.CheckProfile(*prof, *constraint)
 	if err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	var run *result.Run
 	if path == "" {
@@ -57,6 +63,11 @@ func cmdRecommend(args []string) error {
 		}
 		mp := profile.Measure{Profile: *prof, Networks: *networks, Duration: *duration, Repeat: *repeat,
 			Services: *services, MaxTime: *maxTime, Cons: cons, Agent: []string{self, "agent"}}
+		if *out != "" {
+			if err := cli.CheckOutFile("--out", *out, "results.json"); err != nil {
+				return cli.Usage(err)
+			}
+		}
 		if run, path, err = measure(mp, *out, *quiet, *dryRun); err != nil || *dryRun {
 			return err
 		}
@@ -68,7 +79,7 @@ func cmdRecommend(args []string) error {
 			}
 		})
 		if measuring != nil {
-			return measuring
+			return cli.Usage(measuring)
 		}
 		ins, err := report.ReadRuns([]string{path})
 		if err != nil {

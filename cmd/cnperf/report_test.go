@@ -69,7 +69,7 @@ func runNames(t *testing.T) []string {
 func TestGoldenReport(t *testing.T) {
 	for _, name := range runNames(t) {
 		t.Run(name, func(t *testing.T) {
-			out, err := stdout(t, func() error { return cmdReport([]string{filepath.Join(runFiles, name+".json")}) })
+			out, err := stdout(t, func() error { return call("report", []string{filepath.Join(runFiles, name+".json")}) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestGoldenReport(t *testing.T) {
 		var all strings.Builder
 		for _, ab := range []string{"tcp_rr:sockperf_tcp", "tcp_stream:iperf3_tcp"} {
 			out, err := stdout(t, func() error {
-				return cmdReport([]string{filepath.Join(runFiles, "reference.json"), "--ratio", ab})
+				return call("report", []string{filepath.Join(runFiles, "reference.json"), "--ratio", ab})
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -94,7 +94,7 @@ func TestGoldenReport(t *testing.T) {
 		for _, name := range runNames(t) {
 			dir := t.TempDir()
 			out, err := stdout(t, func() error {
-				return cmdReport([]string{filepath.Join(runFiles, name+".json"), "--hgrm", dir})
+				return call("report", []string{filepath.Join(runFiles, name+".json"), "--hgrm", dir})
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -152,8 +152,8 @@ func TestGoldenLoadOutput(t *testing.T) {
 }
 
 func TestReportHelpAndArgs(t *testing.T) {
-	out, err := stdout(t, func() error { return cmdReport([]string{"-h"}) })
-	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(out, "usage of cnperf report FILE") || !strings.Contains(out, "-ratio") {
+	out, err := stdout(t, func() error { return call("report", []string{"-h"}) })
+	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(out, "usage: cnperf report FILE... [flags]") || !strings.Contains(out, "--ratio A:B") {
 		t.Errorf("report -h: err %v, output %q; want the usage", err, out)
 	}
 	for _, c := range []struct {
@@ -162,12 +162,12 @@ func TestReportHelpAndArgs(t *testing.T) {
 	}{
 		{nil, "name a results file"},
 		{[]string{"--ratio", "a:b"}, "name a results file"},
-		{[]string{filepath.Join(runFiles, "startup.json"), "--ratio", "a:b", "extra"}, "unexpected argument"},
+		{[]string{filepath.Join(runFiles, "startup.json"), "--ratio", "a:b", "extra"}, "extra: no such file"}, // flags between files
 		{[]string{filepath.Join(runFiles, "startup.json"), "missing.json"}, "missing.json: no such file; name a results file"},
 		{[]string{filepath.Join(runFiles, "startup.json"), "--html", "/no/such/dir/r.html"}, "--html /no/such/dir/r.html: folder /no/such/dir does not exist"},
 		{[]string{filepath.Join(runFiles, "reference.json"), "--ratio", "tcp_rr"}, "want two workloads"},
 	} {
-		_, err := stdout(t, func() error { return cmdReport(c.args) })
+		_, err := stdout(t, func() error { return call("report", c.args) })
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("report %v: %v, want %q", c.args, err, c.want)
 		}
@@ -175,7 +175,7 @@ func TestReportHelpAndArgs(t *testing.T) {
 }
 
 func TestWorkloadsVerbose(t *testing.T) {
-	out, err := stdout(t, func() error { return cmdWorkloads([]string{"-v"}) })
+	out, err := stdout(t, func() error { return call("workloads", []string{"-v"}) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,19 +204,19 @@ func TestRecommendArgs(t *testing.T) {
 		{[]string{"--profile", "latency", "--max-time", "1s"}, "above --max-time 1s"},
 		{[]string{file, "--profile", "latency", "--networks", "host"}, "--networks is for measuring"},
 	} {
-		_, err := stdout(t, func() error { return cmdRecommend(c.args) })
+		_, err := stdout(t, func() error { return call("recommend", c.args) })
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("recommend %v: %v, want one line with %q", c.args, err, c.want)
 		}
 	}
-	out, err := stdout(t, func() error { return cmdRecommend([]string{file, "--profile", "latency"}) })
+	out, err := stdout(t, func() error { return call("recommend", []string{file, "--profile", "latency"}) })
 	if err != nil || !strings.Contains(out, "1. host") {
 		t.Errorf("recommend: %v\n%s", err, out)
 	}
 	// without a file: what it would measure for the profile, the
 	// constraints' removals said, and the estimate
 	out, err = stdout(t, func() error {
-		return cmdRecommend([]string{"--profile", "mixed", "--constraint", "no-l2-adjacency", "--dry-run"})
+		return call("recommend", []string{"--profile", "mixed", "--constraint", "no-l2-adjacency", "--dry-run"})
 	})
 	for _, want := range []string{"tcp_rr: latency_us.p99 of long-connection cells", "tcp_stream: throughput_bps", "tcp_crr: transactions_per_s of short-connection cells",
 		"removed by the constraints, not measured: host-gw: needs the hosts on one L2 segment", "3 rounds of 2s cells, estimated"} {
@@ -227,7 +227,7 @@ func TestRecommendArgs(t *testing.T) {
 	if strings.Contains(out, "host-gw cross-host") {
 		t.Errorf("recommend --dry-run measures host-gw, which the constraint removes:\n%s", out)
 	}
-	out, err = stdout(t, func() error { return cmdRecommend([]string{"--rules"}) })
+	out, err = stdout(t, func() error { return call("recommend", []string{"--rules"}) })
 	if err != nil || !strings.Contains(out, "latency_us.p99") || !strings.Contains(out, "no-l2-adjacency") {
 		t.Errorf("recommend --rules: %v\n%s", err, out)
 	}
@@ -239,7 +239,7 @@ func TestReportHTMLAndCSV(t *testing.T) {
 	dir := t.TempDir()
 	page, csvDir := filepath.Join(dir, "r.html"), filepath.Join(dir, "csv")
 	_, err := stdout(t, func() error {
-		return cmdReport([]string{filepath.Join(runFiles, "summaries.json"), filepath.Join(runFiles, "startup.json"), "--html", page, "--csv", csvDir})
+		return call("report", []string{filepath.Join(runFiles, "summaries.json"), filepath.Join(runFiles, "startup.json"), "--html", page, "--csv", csvDir})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func TestReportExports(t *testing.T) {
 	dir := t.TempDir()
 	om, nd := filepath.Join(dir, "m.prom"), filepath.Join(dir, "d.ndjson")
 	out, err := stdout(t, func() error {
-		return cmdReport([]string{filepath.Join(runFiles, "summaries.json"), "--openmetrics", om, "--ndjson", nd})
+		return call("report", []string{filepath.Join(runFiles, "summaries.json"), "--openmetrics", om, "--ndjson", nd})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -298,7 +298,7 @@ func TestReportExports(t *testing.T) {
 // says first, in one line, that the run is incomplete and how much of it
 // there is.
 func TestReportIncomplete(t *testing.T) {
-	out, err := stdout(t, func() error { return cmdReport([]string{filepath.Join(runFiles, "incomplete.json")}) })
+	out, err := stdout(t, func() error { return call("report", []string{filepath.Join(runFiles, "incomplete.json")}) })
 	if err != nil {
 		t.Fatal(err)
 	}

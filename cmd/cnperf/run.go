@@ -9,9 +9,11 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	_ "github.com/cnperf/cnperf/internal/backend/all" // the backends
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/pmqos"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -43,8 +45,12 @@ type runFlags struct {
 	opts, extra, beFlags       map[string]*string
 }
 
-func newRunFlags() *runFlags {
-	fs := newFlags("run")
+// newRunFlags registers them on fs; nil: a flag set of its own (a
+// scenario's, a test's).
+func newRunFlags(fs *flag.FlagSet) *runFlags {
+	if fs == nil {
+		fs = cli.NewFlagSet("cnperf run")
+	}
 	f := &runFlags{fs: fs}
 	r := &f.r
 	fs.StringVar(&r.Backend, "backend", backend.Names()[0], backend.Usage())
@@ -59,7 +65,7 @@ func newRunFlags() *runFlags {
 	fs.StringVar(&r.Direction, "direction", "", "stream direction: up (client sends) or down (server sends)")
 	fs.IntVar(&r.MTU, "mtu", 1500, "underlay MTU")
 	fs.IntVar(&r.Repeat, "repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
-	f.out = fs.String("out", "", "results JSON path (default: cnperf-results/run-<time>.json); an existing file is replaced only if it is a cnperf results file")
+	f.out = fs.String("out", "", "results JSON `FILE` (default: cnperf-results/run-<time>.json); an existing file is replaced only if it is a cnperf results file")
 	f.force = fs.Bool("force", false, "let --out replace an existing file that is not a cnperf results file, or a symlink")
 	f.outputs = report.OutputFlags(fs, "run")
 	fs.BoolVar(&r.NoBaseline, "no-baseline", false, "do not add the baseline rows")
@@ -79,10 +85,10 @@ func newRunFlags() *runFlags {
 
 // parseRun turns `cnperf run`'s arguments into a checked plan. It builds
 // and writes nothing.
-func parseRun(args []string) (*runSetup, error) {
-	f := newRunFlags()
-	if err := parseFlags(f.fs, args); err != nil {
-		return nil, exitcode.With(err, exitcode.Usage)
+func parseRun(c *cli.Ctx) (*runSetup, error) {
+	f := newRunFlags(c.Flags())
+	if _, err := c.Parse(); err != nil {
+		return nil, err
 	}
 	return f.setup()
 }
@@ -101,23 +107,23 @@ func (f *runFlags) setup() (*runSetup, error) {
 	r.Agent = []string{self, "agent"}
 	p, err := plan.Build(r)
 	if err != nil {
-		return nil, err
+		return nil, exitcode.With(err, exitcode.Usage)
 	}
 	// before anything is built: a bad path found after the run loses nothing
 	// measured, but costs the run's time
-	if err := cmp.Or(f.outputs.Check(), session.CheckOut(*f.out, *f.force)); err != nil {
+	if err := cmp.Or(f.outputs.Check(), session.CheckOut(*f.out, *f.force), pmqos.CheckSpec(*f.cpuLatency)); err != nil {
 		return nil, exitcode.With(err, exitcode.Usage)
 	}
 	return &runSetup{plan: *p, out: *f.out, outputs: *f.outputs, cpuLatency: *f.cpuLatency, quiet: *f.quiet, dryRun: *f.dryRun, force: *f.force}, nil
 }
 
-func cmdRun(args []string) error {
-	f := newRunFlags()
-	if err := parseFlags(f.fs, args); err != nil {
-		return exitcode.With(err, exitcode.Usage)
+func cmdRun(c *cli.Ctx) error {
+	f := newRunFlags(c.Flags())
+	if _, err := c.Parse(); err != nil {
+		return err
 	}
 	if *f.file != "" {
-		return runScenarios(f, args)
+		return runScenarios(f, c.Args())
 	}
 	setup, err := f.setup()
 	switch {
@@ -151,10 +157,7 @@ func runScenarios(cmdline *runFlags, args []string) error {
 	if *cmdline.dump {
 		return exitcode.With(fmt.Errorf("--dump-scenario writes the scenario of flags, and --file %s is one already; drop one of them", *cmdline.file), exitcode.Usage)
 	}
-	scs, setups, err := scenario.Prepare(*cmdline.file, cmdline.fs, args, func() (*flag.FlagSet, func(*suite.Suite) (*runSetup, error)) {
-		f := newRunFlags()
-		return f.fs, func(def *suite.Suite) (*runSetup, error) { f.r.SuiteDef = def; return f.setup() }
-	}, parseFlags)
+	scs, setups, err := prepareScenarios(*cmdline.file, cmdline.fs, args)
 	if err != nil {
 		return exitcode.With(err, exitcode.Usage)
 	}
@@ -170,6 +173,24 @@ func runScenarios(cmdline *runFlags, args []string) error {
 		}
 		return setups[i].run()
 	})
+}
+
+// prepareScenarios reads and plans every scenario of file; args, the
+// command line's, replace their values where cmdline has them.
+func prepareScenarios(file string, cmdline *flag.FlagSet, args []string) ([]scenario.Scenario, []*runSetup, error) {
+	return scenario.Prepare(file, cmdline, args, func() (*flag.FlagSet, func(*suite.Suite) (*runSetup, error)) {
+		f := newRunFlags(nil)
+		return f.fs, func(def *suite.Suite) (*runSetup, error) { f.r.SuiteDef = def; return f.setup() }
+	}, parseRunFlags)
+}
+
+// parseRunFlags parses args as run's flags onto fs.
+func parseRunFlags(fs *flag.FlagSet, args []string) error {
+	pos, err := cli.Parse(fs, args, "cnperf run")
+	if err == nil && len(pos) > 0 {
+		err = cli.Usagef("unexpected argument %q: cnperf run takes flags only (they start with --); see `cnperf run --help`", pos[0])
+	}
+	return err
 }
 
 // errTimeLimit ends a run that reached its limit.

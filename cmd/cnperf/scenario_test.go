@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -32,14 +31,11 @@ const scenarioSchema = "../../docs/scenario.schema.json"
 func filePlans(t *testing.T, path string, args ...string) []plan.Plan {
 	t.Helper()
 	args = append([]string{"-f", path}, args...)
-	f := newRunFlags()
-	if err := parseFlags(f.fs, args); err != nil {
+	f := newRunFlags(nil)
+	if err := parseRunFlags(f.fs, args); err != nil {
 		t.Fatal(err)
 	}
-	_, setups, err := scenario.Prepare(path, f.fs, args, func() (*flag.FlagSet, func(*suite.Suite) (*runSetup, error)) {
-		g := newRunFlags()
-		return g.fs, func(def *suite.Suite) (*runSetup, error) { g.r.SuiteDef = def; return g.setup() }
-	}, parseFlags)
+	_, setups, err := prepareScenarios(path, f.fs, args)
 	if err != nil {
 		t.Fatalf("%s %q: %v", path, args, err)
 	}
@@ -55,7 +51,7 @@ func blankID(p plan.Plan) plan.Plan { p.Lab.ID = ""; return p }
 // flagPlan plans a command line, the lab's id blanked.
 func flagPlan(t *testing.T, args ...string) plan.Plan {
 	t.Helper()
-	s, err := parseRun(args)
+	s, err := parseRunArgs(args)
 	if err != nil {
 		t.Fatalf("%q: %v", args, err)
 	}
@@ -80,7 +76,7 @@ func TestScenarioSuites(t *testing.T) {
 		t.Fatalf("%d suites", len(names))
 	}
 	for _, name := range names {
-		out, err := stdout(t, func() error { return cmdSuites([]string{"--show", name}) })
+		out, err := stdout(t, func() error { return call("suites", []string{"--show", name}) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +113,7 @@ func TestDumpScenario(t *testing.T) {
 		{"--suite", "seed-latency", "--quick", "--response-size", "4096"},
 		{"--networks", "host-gw", "--workloads", "tcp_stream", "--message-size", "64,1024", "--direction", "down", "--html", filepath.Join(dir, "r.html")},
 	} {
-		out, err := stdout(t, func() error { return cmdRun(append(append([]string(nil), args...), "--dump-scenario")) })
+		out, err := stdout(t, func() error { return call("run", append(append([]string(nil), args...), "--dump-scenario")) })
 		if err != nil {
 			t.Fatalf("%q: %v", args, err)
 		}
@@ -166,7 +162,7 @@ no-baseline: true
 		!reflect.DeepEqual(over[1].Lab.ModeOptions, map[string]string{"underlay": "routed"}) {
 		t.Errorf("the command line does not override: %+v", over)
 	}
-	out, err := stdout(t, func() error { return cmdRun([]string{"-f", "s.yaml", "--dry-run"}) })
+	out, err := stdout(t, func() error { return call("run", []string{"-f", "s.yaml", "--dry-run"}) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +193,7 @@ no-baseline: true
 		{[]string{"-f", unknownKey}, `scenario_unknown_key.yaml:3: unknown key "netwroks" in scenario "typo" (did you mean "networks"?)`},
 		{[]string{"-f", badNetwork}, `scenario_bad_network.yaml:5: scenario "bad-network": unknown network "nope"`},
 	} {
-		err := cmdRun(c.args)
+		err := call("run", c.args)
 		var code exitcode.Code
 		if err == nil || !errors.As(err, &code) || code != exitcode.Usage || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v (exit %d), want exit 2 and %q", c.args, err, code, c.want)
@@ -211,7 +207,7 @@ no-baseline: true
 // TestScenarioSchema: docs/scenario.schema.json is the one run's flags
 // give (go test ./cmd/cnperf -run TestScenarioSchema -update rewrites it).
 func TestScenarioSchema(t *testing.T) {
-	b, err := json.MarshalIndent(scenario.Schema(newRunFlags().fs), "", "  ")
+	b, err := json.MarshalIndent(scenario.Schema(newRunFlags(nil).fs), "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,40 +2,21 @@ package agentimage
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"strings"
+
+	"github.com/cnperf/cnperf/internal/cli"
 )
 
-// Flags is how a command makes and parses its flags, and its interrupt
-// context (cnperf's own, so that errors and -h read as every command's).
-type Flags struct {
-	New         func(name string) *flag.FlagSet
-	Parse       func(fs *flag.FlagSet, args []string) error
-	Interrupted func() (context.Context, context.CancelFunc)
-}
-
-// Command runs `cnperf image ARGS`: it builds the agent image a cluster
-// runs (--backend kubernetes --image), as an archive file or pushed to a
-// registry.
-func Command(args []string, f Flags) error {
-	const use = "use `cnperf image build [--out FILE]` or `cnperf image push REF`"
-	if len(args) == 0 {
-		return fmt.Errorf("which? %s", use)
-	}
-	switch args[0] {
-	case "build":
-		return imageBuild(args[1:], f)
-	case "push":
-		return imagePush(args[1:], f)
-	case "-h", "--help", "help":
-		fmt.Println("usage: cnperf image build [--binary PATH] [--tag REF] [--out FILE]\n       cnperf image push REF [--binary PATH] [--insecure]\n\n`cnperf image build -h` and `cnperf image push -h` show the flags.")
-		return flag.ErrHelp
-	}
-	return fmt.Errorf("unknown image command %q; %s", args[0], use)
+// Command is `cnperf image`: it builds the agent image a cluster runs
+// (--backend kubernetes --image), as an archive file or pushed to a
+// registry; interrupted is the context of a push.
+func Command(interrupted func() (context.Context, context.CancelFunc)) *cli.Command {
+	return &cli.Command{Name: "image", Summary: "build the agent image --backend kubernetes runs: an archive file, or pushed to a registry", Subs: []*cli.Command{
+		{Name: "build", Summary: "write the image as an archive (docker load, ctr images import)", Run: imageBuild},
+		{Name: "push", Args: "REF", Summary: "push the image to a registry: REGISTRY/REPOSITORY:TAG", Run: func(c *cli.Ctx) error { return imagePush(c, interrupted) }},
+	}}
 }
 
 // imageBinary is the binary the image carries: --binary, or this cnperf.
@@ -54,13 +35,23 @@ func buildImage(binary string) (*Image, error) {
 	return Build(binary)
 }
 
-func imageBuild(args []string, f Flags) error {
-	fs := f.New("image build")
+func imageBuild(c *cli.Ctx) error {
+	fs := c.Flags()
 	binary := imageBinary(fs)
 	tag := fs.String("tag", "", "the image's name in the archive (default: cnperf-agent:<first 12 hex digits of the binary's SHA-256>)")
 	out := fs.String("out", "", "the archive file (default: cnperf-agent-<those digits>.tar in the current folder)")
-	if err := f.Parse(fs, args); err != nil {
+	if _, err := c.Parse(); err != nil {
 		return err
+	}
+	if *out != "" {
+		if err := cli.CheckOutFile("--out", *out, "cnperf-agent.tar"); err != nil {
+			return cli.Usage(err)
+		}
+	}
+	if *tag != "" {
+		if _, err := ParseTag(*tag, false); err != nil {
+			return cli.Usage(fmt.Errorf("--tag: %w", err))
+		}
 	}
 	im, err := buildImage(*binary)
 	if err != nil {
@@ -94,36 +85,30 @@ func imageBuild(args []string, f Flags) error {
 	return nil
 }
 
-func imagePush(args []string, f Flags) error {
-	fs := f.New("image push")
+func imagePush(c *cli.Ctx, interrupted func() (context.Context, context.CancelFunc)) error {
+	fs := c.Flags()
 	binary := imageBinary(fs)
 	insecure := fs.Bool("insecure", false, "the registry speaks plain HTTP (loopback, .local and private addresses are tried that way anyway)")
-	// REF may come first (`push REF --insecure`) or last
-	var ref string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		ref, args = args[0], args[1:]
-	}
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		return f.Parse(fs, args) // the one-line error, or -h
-	}
-	if rest := fs.Args(); ref == "" && len(rest) == 1 {
-		ref = rest[0]
-	} else if len(rest) > 0 {
-		return fmt.Errorf("unexpected argument %q; use `cnperf image push REF [--binary PATH] [--insecure]`", rest[len(rest)-1])
-	}
-	if ref == "" {
-		return errors.New("push where? use `cnperf image push REGISTRY/REPOSITORY:TAG`, such as 127.0.0.1:5000/cnperf-agent:v1")
-	}
-	t, err := ParseTag(ref, *insecure)
+	args, err := c.Parse()
 	if err != nil {
 		return err
+	}
+	if len(args) > 1 {
+		return cli.Usagef("unexpected argument %q; use `cnperf image push REF [--binary PATH] [--insecure]`", args[1])
+	}
+	if len(args) == 0 {
+		return cli.Usagef("push where? use `cnperf image push REGISTRY/REPOSITORY:TAG`, such as 127.0.0.1:5000/cnperf-agent:v1")
+	}
+	ref := args[0]
+	t, err := ParseTag(ref, *insecure)
+	if err != nil {
+		return cli.Usage(err)
 	}
 	im, err := buildImage(*binary)
 	if err != nil {
 		return err
 	}
-	ctx, stop := f.Interrupted()
+	ctx, stop := interrupted()
 	defer stop()
 	dig, err := Push(ctx, im, t, nil)
 	if err != nil {

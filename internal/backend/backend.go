@@ -22,6 +22,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/option"
+	"github.com/cnperf/cnperf/internal/registry"
 	"github.com/cnperf/cnperf/internal/result"
 )
 
@@ -52,7 +53,7 @@ func ParsePlacement(s string) (Placement, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("unknown placement %q; use one of %s", s, JoinPlacements(AllPlacements))
+	return "", fmt.Errorf("unknown placement %q;%s use one of %s", s, registry.Suggest(s, placementNames()), JoinPlacements(AllPlacements))
 }
 
 // JoinPlacements lists placements, comma-separated.
@@ -285,4 +286,13 @@ type Optioner interface {
 	// CheckOptions says whether this machine can build network with the
 	// options set (a kernel feature one needs), naming what is missing.
 	CheckOptions(network string, set map[string]string) error
+}
+
+// placementNames are the placements' names, for a misspelt one.
+func placementNames() []string {
+	var n []string
+	for _, p := range AllPlacements {
+		n = append(n, string(p))
+	}
+	return n
 }

@@ -177,7 +177,7 @@ func ParseList(s string) ([]Info, error) {
 	for _, n := range strings.Split(s, ",") {
 		i, err := backends.Get(n)
 		if err != nil {
-			return nil, fmt.Errorf("unknown backend %q; use one of %s, or several comma-separated (lab,docker)", n, strings.Join(Names(), ", "))
+			return nil, fmt.Errorf("unknown backend %q;%s use one of %s, or several comma-separated (lab,docker)", n, registry.Suggest(n, Names()), strings.Join(Names(), ", "))
 		}
 		if seen[n] {
 			return nil, fmt.Errorf("backend %q named twice in %q", n, s)

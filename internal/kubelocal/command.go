@@ -3,13 +3,13 @@ package kubelocal
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/exitcode"
 )
 
@@ -20,68 +20,79 @@ const Usage = "use `cnperf cluster up [--nodes N] | down | status | kubectl ARGS
 type IO struct {
 	In          io.Reader
 	Out, Err    io.Writer
-	NewFlags    func(name string) *flag.FlagSet
-	ParseFlags  func(fs *flag.FlagSet, args []string) error
 	Interrupted func() (context.Context, context.CancelFunc)
 }
 
-// Command runs `cnperf cluster ARGS`: bad input exits 2, kubectl's own
-// status is passed on.
-func Command(args []string, o IO) error {
-	if len(args) == 0 {
-		return exitcode.With(errors.New(Usage), exitcode.Usage)
-	}
-	cfg := Config{Nodes: 1} // what down, status and kubectl do not need
-	parse := func(fs *flag.FlagSet) error {
-		return exitcode.With(o.ParseFlags(fs, args[1:]), exitcode.Usage)
-	}
-	switch args[0] {
-	case "up":
-		fs := o.NewFlags("cluster up")
-		fs.IntVar(&cfg.Nodes, "nodes", 2, "nodes (1 to 99)")
-		fs.StringVar(&cfg.ProxyMode, "proxy-mode", "iptables", "kube-proxy's mode: iptables, nftables or ipvs")
-		fs.StringVar(&cfg.Iptables, "iptables", "legacy", "the iptables kubelet and kube-proxy run: legacy (x_tables) or nft")
-		fs.StringVar(&cfg.CNI, "cni", "bridge", "the pod network: "+strings.Join(CNIs, ", ")+" (flannel-*: real flanneld, built by scripts/flannel-build.sh)")
-		fs.StringVar(&cfg.BinDir, "bin", DefaultBinDir(), "the Kubernetes binaries (scripts/kube-build.sh builds them)")
-		fs.StringVar(&cfg.Src, "src", "", "cnperf's source tree, the pause and agent images are built from (default: the one holding the working folder)")
-		fs.DurationVar(&cfg.Wait, "wait", 3*time.Minute, "how long each part may take to come up")
-		if err := parse(fs); err != nil {
-			return err
+// Command is `cnperf cluster`: bad input exits 2, kubectl's own status is
+// passed on.
+func Command(o IO) *cli.Command {
+	cluster := func(c *cli.Ctx) (*Cluster, context.Context, context.CancelFunc, error) {
+		if _, err := c.Parse(); err != nil {
+			return nil, nil, nil, err
 		}
-		c, err := New(cfg)
+		k, err := New(Config{Nodes: 1}) // what down, status and kubectl do not need
 		if err != nil {
-			return exitcode.With(err, exitcode.Usage)
+			return nil, nil, nil, err
 		}
 		ctx, stop := o.Interrupted()
-		defer stop()
-		return c.Up(ctx)
-	case "selftest", "down", "status":
-		if err := parse(o.NewFlags("cluster " + args[0])); err != nil {
-			return err
-		}
-		c, err := New(cfg)
-		if err != nil {
-			return err
-		}
-		ctx, stop := o.Interrupted()
-		defer stop()
-		switch args[0] {
-		case "selftest":
-			return c.Selftest(ctx)
-		case "down":
-			return c.Down()
-		}
-		return kubectlExit(c.Status(ctx, o.Out, o.Err))
-	case "kubectl":
-		c, err := New(cfg)
-		if err != nil {
-			return err
-		}
-		ctx, stop := o.Interrupted()
-		defer stop()
-		return kubectlExit(c.Kubectl(ctx, o.In, o.Out, o.Err, args[1:]...))
+		return k, ctx, stop, nil
 	}
-	return exitcode.With(fmt.Errorf("%q: %s", args[0], Usage), exitcode.Usage)
+	return &cli.Command{Name: "cluster", Summary: "a real Kubernetes cluster on this machine, in lab namespaces (root)", Subs: []*cli.Command{
+		{Name: "up", Summary: "start the cluster: etcd, the control plane, N nodes, the pod network", Run: func(c *cli.Ctx) error {
+			cfg := Config{}
+			fs := c.Flags()
+			fs.IntVar(&cfg.Nodes, "nodes", 2, "nodes (1 to 99)")
+			fs.StringVar(&cfg.ProxyMode, "proxy-mode", "iptables", "kube-proxy's mode: iptables, nftables or ipvs")
+			fs.StringVar(&cfg.Iptables, "iptables", "legacy", "the iptables kubelet and kube-proxy run: legacy (x_tables) or nft")
+			fs.StringVar(&cfg.CNI, "cni", "bridge", "the pod network: "+strings.Join(CNIs, ", ")+" (flannel-*: real flanneld, built by scripts/flannel-build.sh)")
+			fs.StringVar(&cfg.BinDir, "bin", DefaultBinDir(), "the Kubernetes binaries (scripts/kube-build.sh builds them)")
+			fs.StringVar(&cfg.Src, "src", "", "cnperf's source tree, the pause and agent images are built from (default: the one holding the working folder)")
+			fs.DurationVar(&cfg.Wait, "wait", 3*time.Minute, "how long each part may take to come up")
+			if _, err := c.Parse(); err != nil {
+				return err
+			}
+			k, err := New(cfg)
+			if err != nil {
+				return exitcode.With(err, exitcode.Usage)
+			}
+			ctx, stop := o.Interrupted()
+			defer stop()
+			return k.Up(ctx)
+		}},
+		{Name: "down", Summary: "stop the cluster and remove what it made", Run: func(c *cli.Ctx) error {
+			k, _, stop, err := cluster(c)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			return k.Down()
+		}},
+		{Name: "status", Summary: "the cluster's nodes and pods, or that none is up", Run: func(c *cli.Ctx) error {
+			k, ctx, stop, err := cluster(c)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			return kubectlExit(k.Status(ctx, o.Out, o.Err))
+		}},
+		{Name: "kubectl", Args: "ARGS...", Raw: true, Summary: "run kubectl against the cluster (its own help: cnperf cluster kubectl help)", Run: func(c *cli.Ctx) error {
+			k, ctx, stop, err := cluster(c)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			args, _ := c.Parse()
+			return kubectlExit(k.Kubectl(ctx, o.In, o.Out, o.Err, args...))
+		}},
+		{Name: "selftest", Summary: "check the parts that need no Kubernetes binary: etcd, containerd and runc on 2 nodes, pod to pod", Run: func(c *cli.Ctx) error {
+			k, ctx, stop, err := cluster(c)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			return k.Selftest(ctx)
+		}},
+	}}
 }
 
 // kubectlExit passes kubectl's exit status on as cnperf's.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
+	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -29,13 +30,11 @@ type Options struct {
 	Out, Log   io.Writer
 }
 
-// Hold builds the network and keeps it up until ctx ends or For has
-// passed; it prints how to use it and writes every command that built it
-// to the lab's commands.log.
-func Hold(ctx context.Context, o Options) error {
+// check refuses bad options (bad usage) before anything is built.
+func (o Options) check() (netmode.Mode, []netmode.Placement, error) {
 	m, err := netmode.Get(o.Network)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	pls := m.Placements()
 	if len(o.Placements) > 0 {
@@ -43,16 +42,27 @@ func Hold(ctx context.Context, o Options) error {
 		for _, s := range o.Placements {
 			p, err := netmode.ParsePlacement(s)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
 			if ok, why := netmode.Allows(m, p); !ok {
-				return fmt.Errorf("%s cannot run %s: %s", m.Name(), p, why)
+				return nil, nil, fmt.Errorf("%s cannot run %s: %s", m.Name(), p, why)
 			}
 			pls = append(pls, p)
 		}
 	}
 	if o.For < 0 {
-		return fmt.Errorf("--for %v; use a positive duration such as 10m, or leave it out to hold until Ctrl-C", o.For)
+		return nil, nil, fmt.Errorf("--for %v; use a positive duration such as 10m, or leave it out to hold until Ctrl-C", o.For)
+	}
+	return m, pls, nil
+}
+
+// Hold builds the network and keeps it up until ctx ends or For has
+// passed; it prints how to use it and writes every command that built it
+// to the lab's commands.log.
+func Hold(ctx context.Context, o Options) error {
+	m, pls, err := o.check()
+	if err != nil {
+		return exitcode.With(err, exitcode.Usage)
 	}
 	if err := lab.Preflight(); err != nil {
 		return err

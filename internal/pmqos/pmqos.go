@@ -72,12 +72,24 @@ func HoldSpec(spec string, log io.Writer) (release func(), held *int, err error)
 		return rel, &zero, nil
 	}
 	us, err := strconv.Atoi(spec)
-	if err != nil || us < 0 {
-		return nop, nil, fmt.Errorf("--cpu-latency %q: want microseconds, off or auto", spec)
+	if err := CheckSpec(spec); err != nil {
+		return nop, nil, err
 	}
 	rel, err := Hold(us)
 	if err != nil {
 		return nop, nil, err
 	}
 	return rel, &us, nil
+}
+
+// CheckSpec refuses a --cpu-latency value HoldSpec would refuse, before
+// anything is held: microseconds, off or auto.
+func CheckSpec(spec string) error {
+	if spec == "off" || spec == "auto" || spec == "" {
+		return nil
+	}
+	if us, err := strconv.Atoi(spec); err != nil || us < 0 {
+		return fmt.Errorf("--cpu-latency %q: want microseconds, off or auto", spec)
+	}
+	return nil
 }

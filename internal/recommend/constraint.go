@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/registry"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/stats"
 )
@@ -50,7 +51,7 @@ func ParseConstraints(s string) ([]Constraint, error) {
 		}
 		name, val, hasVal := strings.Cut(part, "=")
 		if _, ok := constraintHelp[name]; !ok {
-			return nil, fmt.Errorf("unknown constraint %q; use %s", name, strings.Join(ConstraintNames(), ", "))
+			return nil, fmt.Errorf("unknown constraint %q;%s use %s", name, registry.Suggest(name, ConstraintNames()), strings.Join(ConstraintNames(), ", "))
 		}
 		c := Constraint{Name: name}
 		switch {
@@ -245,7 +246,7 @@ func CheckProfile(profile, constraints string) ([]Constraint, error) {
 		return nil, fmt.Errorf("--profile is required: one of %s", strings.Join(Profiles(), ", "))
 	}
 	if !slices.Contains(Profiles(), profile) {
-		return nil, fmt.Errorf("unknown profile %q; use one of %s", profile, strings.Join(Profiles(), ", "))
+		return nil, fmt.Errorf("unknown profile %q;%s use one of %s", profile, registry.Suggest(profile, Profiles()), strings.Join(Profiles(), ", "))
 	}
 	return ParseConstraints(constraints)
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cnperf/cnperf/internal/registry"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -39,7 +40,7 @@ func NeedOf(profile string, candidates []string) (Need, error) {
 		}
 	}
 	if len(rules) == 0 {
-		return Need{}, fmt.Errorf("unknown profile %q; use one of %s", profile, strings.Join(Profiles(), ", "))
+		return Need{}, fmt.Errorf("unknown profile %q;%s use one of %s", profile, registry.Suggest(profile, Profiles()), strings.Join(Profiles(), ", "))
 	}
 	n := Need{Profile: profile, Covers: map[string][]string{}}
 	covers := func(wl string, r Rule) bool {

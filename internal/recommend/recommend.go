@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cnperf/cnperf/internal/registry"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -198,7 +199,7 @@ func Rank(run *result.Run, profile string, cons []Constraint) ([]Result, error) 
 		}
 	}
 	if len(rules) == 0 {
-		return nil, fmt.Errorf("unknown profile %q; use one of %s", profile, strings.Join(Profiles(), ", "))
+		return nil, fmt.Errorf("unknown profile %q;%s use one of %s", profile, registry.Suggest(profile, Profiles()), strings.Join(Profiles(), ", "))
 	}
 	// summaries of every figure the rules read, from the results (a file's
 	// own summaries cover only the declared figures)

@@ -1,7 +1,8 @@
 // Package registry is the one name -> implementation table behind every
 // pluggable seam (networks, workloads, load balancers, suites): each
 // implementation registers itself from init(), and an unknown name gets an
-// error that lists what exists.
+// error that lists what exists, with the closest name when it looks
+// misspelt (Suggest).
 package registry
 
 import (
@@ -43,7 +44,8 @@ func (r *R[T]) Get(name string) (T, error) {
 		return v, nil
 	}
 	var zero T
-	return zero, fmt.Errorf("unknown %s %q; %s (%s)", r.kind, name, r.hint, strings.Join(r.namesLocked(), ", "))
+	names := r.namesLocked()
+	return zero, fmt.Errorf("unknown %s %q;%s %s (%s)", r.kind, name, Suggest(name, names), r.hint, strings.Join(names, ", "))
 }
 
 // Names lists the registered names, sorted.

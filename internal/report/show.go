@@ -32,6 +32,10 @@ func Show(w io.Writer, paths []string, o ShowOptions) error {
 			return exitcode.With(err, exitcode.Usage)
 		}
 	}
+	ratioA, ratioB, ratioOK := strings.Cut(o.Ratio, ":")
+	if o.Ratio != "" && (!ratioOK || ratioA == "" || ratioB == "") {
+		return exitcode.With(fmt.Errorf("--ratio %q: want two workloads as A:B, e.g. tcp_stream:iperf3_tcp", o.Ratio), exitcode.Usage)
+	}
 	ins, err := ReadRuns(paths)
 	if err != nil {
 		return err
@@ -50,12 +54,8 @@ func Show(w io.Writer, paths []string, o ShowOptions) error {
 		paths = []string{"pooled"}
 	}
 	if o.Ratio != "" {
-		a, b, ok := strings.Cut(o.Ratio, ":")
-		if !ok || a == "" || b == "" {
-			return fmt.Errorf("--ratio %q: want two workloads as A:B, e.g. tcp_stream:iperf3_tcp", o.Ratio)
-		}
 		for _, in := range ins {
-			if err := Ratios(w, in.Run, a, b); err != nil {
+			if err := Ratios(w, in.Run, ratioA, ratioB); err != nil {
 				return err
 			}
 		}
@@ -113,15 +113,15 @@ func WriteOutputs(w io.Writer, out Outputs, ins []Input) error {
 func OutputFlags(fs *flag.FlagSet, verb string) *Outputs {
 	o := &Outputs{}
 	if verb == "run" {
-		fs.StringVar(&o.HTML, "html", "", "also write the report as a self-contained HTML page (see cnperf report --html)")
-		fs.StringVar(&o.CSV, "csv", "", "also write the results as CSV files into this folder (see cnperf report --csv)")
-		fs.StringVar(&o.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text into this file (see cnperf report --openmetrics)")
-		fs.StringVar(&o.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request into this file (see cnperf report --ndjson)")
+		fs.StringVar(&o.HTML, "html", "", "also write the report as a self-contained HTML page (`FILE`; see cnperf report --html)")
+		fs.StringVar(&o.CSV, "csv", "", "also write the results as CSV files into this folder (`DIR`; see cnperf report --csv)")
+		fs.StringVar(&o.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text into this `FILE` (see cnperf report --openmetrics)")
+		fs.StringVar(&o.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request into this `FILE` (see cnperf report --ndjson)")
 		return o
 	}
-	fs.StringVar(&o.HTML, "html", "", "also write a self-contained HTML page with the charts (several files are overlaid)")
-	fs.StringVar(&o.CSV, "csv", "", "also write one CSV per kind of record (results, params, summaries, skipped, environment; fixed columns, docs/results.md) into this folder")
-	fs.StringVar(&o.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text (one sample per cell and figure) into this file")
-	fs.StringVar(&o.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request (one document per cell and figure) into this file")
+	fs.StringVar(&o.HTML, "html", "", "also write a self-contained HTML page with the charts to `FILE` (several files are overlaid)")
+	fs.StringVar(&o.CSV, "csv", "", "also write one CSV per kind of record (results, params, summaries, skipped, environment; fixed columns, docs/results.md) into this folder (`DIR`)")
+	fs.StringVar(&o.OpenMetrics, "openmetrics", "", "also write the summaries as OpenMetrics / Prometheus text (one sample per cell and figure) into this `FILE`")
+	fs.StringVar(&o.NDJSON, "ndjson", "", "also write the summaries as NDJSON for an Elasticsearch/OpenSearch _bulk request (one document per cell and figure) into this `FILE`")
 	return o
 }

@@ -33,7 +33,8 @@ func Schema(fs *flag.FlagSet) map[string]any {
 		if f.Name == "suite" {
 			p = map[string]any{"anyOf": []any{map[string]any{"type": "string", "minLength": 1}, map[string]any{"$ref": "#/$defs/suite"}}}
 		}
-		p["description"] = f.Usage
+		_, usage := flag.UnquoteUsage(f) // its `NAME` without the back quotes
+		p["description"] = usage
 		props[f.Name] = p
 		if isOption(fs, f.Name) {
 			options = append(options, f.Name)

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/httpserver"
 	"github.com/cnperf/cnperf/internal/loadgen"
@@ -28,6 +29,9 @@ import (
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/workload"
 )
+
+// ServerKinds are what `cnperf load serve` serves.
+var ServerKinds = []string{"http", "tcp", "nginx", "tcp_rr", "tcp_stream"}
 
 // PlainWorkloads run once, as a client of `cnperf load serve NAME`: the
 // engine's other halves, to be held against sockperf and iperf3 outside a
@@ -64,7 +68,11 @@ func CheckArgs(args []string) error {
 		return fmt.Errorf("workload %q; use one of %s", name, strings.Join(append(Workloads(), PlainWorkloads...), ", "))
 	}
 	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
-		return fmt.Errorf("name the target: cnperf load %s http://HOST:PORT/PATH (tcp_rate: HOST:PORT)", name)
+		example := "http://HOST:PORT/PATH"
+		if w, err := workload.Get(name); err == nil && !workload.IsHTTP(w) {
+			example = "HOST:PORT"
+		}
+		return fmt.Errorf("name the target: cnperf load %s %s", name, example)
 	}
 	return nil
 }
@@ -263,7 +271,7 @@ func Serve(ctx context.Context, kind string, port, size, msg int, out io.Writer)
 		})
 		return err
 	default:
-		return fmt.Errorf("server %q; use http, tcp, nginx, tcp_rr or tcp_stream", kind)
+		return exitcode.With(fmt.Errorf("unknown server %q; use %s", kind, strings.Join(ServerKinds, ", ")), exitcode.Usage)
 	}
 	return nil
 }
@@ -275,18 +283,18 @@ func Serve(ctx context.Context, kind string, port, size, msg int, out io.Writer)
 // client will be pinned (taskset) to read the floor that client stands on.
 func Pace(ctx context.Context, rateList string, threads int, duration, maxLag time.Duration, realtime bool, cpuLatency string, out, log io.Writer) error {
 	if rateList == "" {
-		return errors.New("name the rates to probe: cnperf load pace --rate 10000,50000")
+		return exitcode.With(errors.New("name the rates to probe: cnperf load pace --rate 10000,50000"), exitcode.Usage)
 	}
 	var rates []uint64
 	for _, f := range strings.Split(rateList, ",") {
 		r, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
 		if err != nil || r == 0 {
-			return fmt.Errorf("--rate %q: want positive whole numbers per second, e.g. 10000,50000", rateList)
+			return exitcode.With(fmt.Errorf("--rate %q: want positive whole numbers per second, e.g. 10000,50000", rateList), exitcode.Usage)
 		}
 		rates = append(rates, r)
 	}
 	if threads <= 0 || duration <= 0 {
-		return errors.New("--threads and --duration must be positive")
+		return exitcode.With(errors.New("--threads and --duration must be positive; use e.g. --threads 1 --duration 2s"), exitcode.Usage)
 	}
 	release, held, err := pmqos.HoldSpec(cpuLatency, log)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -34,6 +35,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/ctrlplane/etcd"
 )
 
@@ -361,81 +363,71 @@ func openTun(name string, tap bool) (int, error) {
 	return fd, nil
 }
 
-// Main is `cnperf tund`: it parses args and runs until SIGTERM.
-func Main(ctx context.Context, args []string, log io.Writer) error {
-	cfg, err := ParseArgs(args)
-	if err != nil {
-		return err
+// Flags registers `cnperf tund`'s flags on fs and returns the function
+// that makes the daemon's Config of them once they are parsed.
+func Flags(fs *flag.FlagSet) func() (Config, error) {
+	cfg := Config{Routes: map[netip.Prefix]netip.AddrPort{}}
+	addr := func(to *netip.AddrPort) func(string) error {
+		return func(v string) (err error) {
+			if *to, err = netip.ParseAddrPort(v); err != nil {
+				return fmt.Errorf("%v; use IP:PORT such as 10.100.0.1:8285", err)
+			}
+			return nil
+		}
 	}
-	cfg.Log = log
-	return Run(ctx, cfg)
+	fs.StringVar(&cfg.Dev, "dev", "", "the TUN (L3) or TAP (L2) device, already created")
+	fs.BoolVar(&cfg.L2, "l2", false, "switch Ethernet frames (weave) instead of routing packets (flannel)")
+	fs.Func("listen", "the UDP `IP:PORT` to receive on", addr(&cfg.Listen))
+	fs.Func("peer", "L2: another router's UDP `IP:PORT` (repeatable)", func(v string) error {
+		var p netip.AddrPort
+		err := addr(&p)(v)
+		cfg.Peers = append(cfg.Peers, p)
+		return err
+	})
+	fs.Func("route", "L3: a static route `SUBNET=IP:PORT` (repeatable)", func(v string) error {
+		n, via, ok := strings.Cut(v, "=")
+		if !ok {
+			return errors.New("use SUBNET=IP:PORT")
+		}
+		p, err := netip.ParsePrefix(n)
+		if err != nil {
+			return fmt.Errorf("%v; use SUBNET=IP:PORT", err)
+		}
+		a, err := netip.ParseAddrPort(via)
+		cfg.Routes[p] = a
+		return err
+	})
+	fs.StringVar(&cfg.Etcd, "etcd", "", "L3: follow Flannel's subnet leases in this etcd (`URL`, http://IP:2379)")
+	fs.StringVar(&cfg.Prefix, "prefix", "", "L3, with --etcd: the lease key prefix")
+	fs.IntVar(&cfg.PeerPort, "peer-port", 0, "L3, with --etcd: the UDP port of the peers found in leases")
+	fs.IntVar(&cfg.SockBuf, "sockbuf", 0, "UDP socket buffers in bytes (0: the kernel's default)")
+	// the lab's state folder: unused, but it names the lab on the command
+	// line, so leak checks and cnperf clean can tell whose daemon this is
+	fs.String("state", "", "the lab's state folder (names the lab on the command line; unused)")
+	fs.Func("password-file", "seal datagrams with AES-GCM under the password in this `FILE`", func(v string) error {
+		b, err := os.ReadFile(v)
+		cfg.Password = strings.TrimSpace(string(b))
+		return err
+	})
+	return func() (Config, error) {
+		if cfg.Dev == "" || !cfg.Listen.IsValid() {
+			return cfg, errors.New("tund needs --dev and --listen; give both (cnperf starts tund itself, see docs/networks.md)")
+		}
+		if cfg.Etcd != "" && (cfg.Prefix == "" || cfg.PeerPort == 0) {
+			return cfg, errors.New("tund: --etcd needs --prefix and --peer-port")
+		}
+		return cfg, nil
+	}
 }
 
 // ParseArgs reads `cnperf tund` flags.
 func ParseArgs(args []string) (Config, error) {
-	cfg := Config{Routes: map[netip.Prefix]netip.AddrPort{}}
-	for i := 0; i < len(args); i++ {
-		flag := args[i]
-		if flag == "--l2" {
-			cfg.L2 = true
-			continue
-		}
-		if i+1 >= len(args) {
-			return cfg, fmt.Errorf("tund: %s needs a value", flag)
-		}
-		v := args[i+1]
-		i++
-		var err error
-		switch flag {
-		case "--dev":
-			cfg.Dev = v
-		case "--listen":
-			cfg.Listen, err = netip.ParseAddrPort(v)
-		case "--peer":
-			var p netip.AddrPort
-			p, err = netip.ParseAddrPort(v)
-			cfg.Peers = append(cfg.Peers, p)
-		case "--route":
-			n, via, ok := strings.Cut(v, "=")
-			if !ok {
-				return cfg, fmt.Errorf("tund: --route %q; use SUBNET=IP:PORT", v)
-			}
-			var p netip.Prefix
-			var a netip.AddrPort
-			if p, err = netip.ParsePrefix(n); err == nil {
-				a, err = netip.ParseAddrPort(via)
-				cfg.Routes[p] = a
-			}
-		case "--etcd":
-			cfg.Etcd = v
-		case "--prefix":
-			cfg.Prefix = v
-		case "--peer-port":
-			_, err = fmt.Sscan(v, &cfg.PeerPort)
-		case "--sockbuf":
-			_, err = fmt.Sscan(v, &cfg.SockBuf)
-		case "--state":
-			// the lab's state folder: unused, but it names the lab on the
-			// command line, so leak checks and cnperf clean can tell
-			// whose daemon this is
-		case "--password-file":
-			var b []byte
-			b, err = os.ReadFile(v)
-			cfg.Password = strings.TrimSpace(string(b))
-		default:
-			return cfg, fmt.Errorf("tund: unknown flag %s", flag)
-		}
-		if err != nil {
-			return cfg, fmt.Errorf("tund: %s %s: %w", flag, v, err)
-		}
+	fs := cli.NewFlagSet("cnperf tund")
+	config := Flags(fs)
+	if _, err := cli.Parse(fs, args, "cnperf tund"); err != nil {
+		return Config{}, err
 	}
-	if cfg.Dev == "" || !cfg.Listen.IsValid() {
-		return cfg, errors.New("tund: needs --dev and --listen")
-	}
-	if cfg.Etcd != "" && (cfg.Prefix == "" || cfg.PeerPort == 0) {
-		return cfg, errors.New("tund: --etcd needs --prefix and --peer-port")
-	}
-	return cfg, nil
+	return config()
 }
 
 // Binary is the cnperf program that has the `tund` command; empty means this

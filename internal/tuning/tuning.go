@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/registry"
 	"github.com/cnperf/cnperf/internal/result"
 	"golang.org/x/sys/unix"
 )
@@ -105,7 +106,7 @@ func Get(name string) (Profile, error) {
 	if p, ok := profiles[name]; ok {
 		return p, nil
 	}
-	return Profile{}, fmt.Errorf("unknown tuning %q; use one of %s, or several comma-separated to measure each (none,study)", name, strings.Join(Names(), ", "))
+	return Profile{}, fmt.Errorf("unknown tuning %q;%s use one of %s, or several comma-separated to measure each (none,study)", name, registry.Suggest(name, Names()), strings.Join(Names(), ", "))
 }
 
 // ParseList reads --tuning: profile names, comma-separated, each once.

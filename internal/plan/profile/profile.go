@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/recommend"
 	"github.com/cnperf/cnperf/internal/result"
@@ -214,7 +215,7 @@ func (pr *Prepared) Describe(w io.Writer) {
 func Run(mp Measure, dryRun bool, w io.Writer, exec func(*plan.Plan) (*result.Run, string, error)) (*result.Run, string, error) {
 	pr, err := Prepare(mp)
 	if err != nil {
-		return nil, "", err
+		return nil, "", exitcode.With(err, exitcode.Usage) // the profile, its flags or its estimate refused
 	}
 	pr.Describe(w)
 	if dryRun {
