@@ -44,8 +44,13 @@ func TestStatusLineInTmux(t *testing.T) {
 	dir := t.TempDir()
 	id := "tmx" + lab.NewID()[:6]
 	sock := "cnperf-test-" + id // a tmux server of its own
+	// its socket in the test's folder: a server that ends leaves its
+	// socket behind (/tmp/tmux-0/cnperf-test-... was left so)
+	tmuxDir := t.TempDir()
 	tmux := func(args ...string) (string, error) {
-		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+		cmd := exec.Command("tmux", append([]string{"-L", sock}, args...)...)
+		cmd.Env = append(os.Environ(), "TMUX_TMPDIR="+tmuxDir)
+		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
 	script := fmt.Sprintf("date +%%s.%%N > %[1]s/start; CNPERF_RUN_ID=%[2]s %[3]s run --networks bridge,vxlan --workloads tcp_rr,tcp_stream --duration 1s --repeat 2 --out %[1]s/run.json; echo $? > %[1]s/status; date +%%s.%%N > %[1]s/end; sleep 600",
