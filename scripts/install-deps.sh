@@ -29,6 +29,9 @@ PACKAGES=(
   libbpf-dev
   bpftool
   chromium       # the HTML report test renders the page headless
+  tmux           # the status-line test reads a real terminal
+  zsh            # the completion test runs cnperf's zsh script
+  fish           # the completion test runs cnperf's fish script
 )
 
 missing=()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,10 +126,26 @@ func TestVersion(t *testing.T) {
 // TestCompletion: `cnperf completion bash` passes bash -n and completes
 // the real tree: commands, sub-commands, flags, and the names of
 // --networks, --workloads, --suite, --backend; zsh's and fish's are
-// checked by their shells where installed.
+// checked by their shells and complete the same lines where installed
+// (scripts/install-deps.sh installs both).
 func TestCompletion(t *testing.T) {
 	bin := cnperf(t)
 	dir := t.TempDir()
+	// the shells installed, each started clean: no user's start-up files,
+	// and zsh's compinit writes its dump into the test's folder
+	shells := map[string]func(script string) *exec.Cmd{}
+	for _, sh := range []string{"zsh", "fish"} {
+		if _, err := exec.LookPath(sh); err == nil {
+			shells[sh] = func(script string) *exec.Cmd {
+				c := exec.Command(sh, "-c", script)
+				if sh == "zsh" {
+					c = exec.Command(sh, "-f", "-c", script)
+				}
+				c.Env = append(os.Environ(), "HOME="+dir, "ZDOTDIR="+dir, "XDG_CONFIG_HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CACHE_HOME="+dir)
+				return c
+			}
+		}
+	}
 	for _, sh := range []string{"bash", "zsh", "fish"} {
 		out, err := exec.Command(bin, "completion", sh).Output()
 		if err != nil || len(out) < 1000 {
@@ -174,5 +191,39 @@ func TestCompletion(t *testing.T) {
 		if err != nil || strings.TrimSpace(string(out)) != want {
 			t.Errorf("completing %q: %q (%v), want %q", line, out, err, want)
 		}
+		// fish completes the line itself (complete -C): the words before a tab
+		if sh, ok := shells["fish"]; ok {
+			out, err := sh("source " + filepath.Join(dir, "fish") + "; complete -C '" + line + "'").Output()
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if w, _, _ := strings.Cut(l, "\t"); w != "" {
+					got = append(got, w)
+				}
+			}
+			if err != nil || sorted(got) != sorted(strings.Fields(want)) {
+				t.Errorf("fish completing %q: %q (%v), want %q", line, got, err, want)
+			}
+		}
+		// zsh runs bash's function through bashcompinit and matches what
+		// it offers against the word typed itself: do that match here
+		if sh, ok := shells["zsh"]; ok {
+			out, err := sh("source " + filepath.Join(dir, "zsh") + "; emulate -L sh; setopt kshglob noshglob braceexpand; COMP_WORDS=(" + strings.Join(q, " ") + "); COMP_CWORD=" + strconv.Itoa(len(words)-1) + `; _cnperf_complete; echo "${COMPREPLY[*]}"`).CombinedOutput()
+			var got []string
+			for _, w := range strings.Fields(string(out)) {
+				if strings.HasPrefix(w, words[len(words)-1]) {
+					got = append(got, w)
+				}
+			}
+			if err != nil || sorted(got) != sorted(strings.Fields(want)) {
+				t.Errorf("zsh completing %q: %q (%v: %s), want %q", line, got, err, out, want)
+			}
+		}
 	}
+}
+
+// sorted is words sorted, joined by spaces.
+func sorted(words []string) string {
+	words = slices.Clone(words)
+	slices.Sort(words)
+	return strings.Join(words, " ")
 }

@@ -158,7 +158,8 @@ func TestCompletionScripts(t *testing.T) {
 		}
 	}
 	if !strings.Contains(zsh.String(), "bashcompinit") || !strings.Contains(fish.String(), "complete -c tool -n '__tool_at cluster' -a up -d 'start it'") ||
-		!strings.Contains(fish.String(), "complete -c tool -n '__tool_at report' -l csv -r -a 'out tmp' -d 'write CSV into DIR'") {
+		!strings.Contains(fish.String(), "complete -c tool -n '__tool_at report' -l csv -r -a '(__tool_list out tmp)' -d 'write CSV into DIR'") ||
+		!strings.Contains(fish.String(), "complete -c tool -n '__tool_at report' -s v") {
 		t.Errorf("zsh or fish script wrong:\n%s\n%s", zsh.String(), fish.String())
 	}
 	dir := t.TempDir()

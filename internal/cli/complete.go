@@ -163,12 +163,18 @@ func writeBashFuncs(w io.Writer, root *Command, vals Values) {
 `, p)
 }
 
-// fishQuote quotes s for fish, on one line, cut at 80 characters.
+// fishQuote quotes a description for fish, on one line, cut at 80
+// characters.
 func fishQuote(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	if r := []rune(s); len(r) > 80 {
 		s = string(r[:77]) + "..."
 	}
+	return fishArg(s)
+}
+
+// fishArg quotes s for fish whole.
+func fishArg(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }
 
@@ -199,6 +205,13 @@ function __%[1]s_at
     set -l here (__%[1]s_path)
     test "$here" = "$argv"
 end
+function __%[1]s_list
+    # a comma-separated list: complete its last item, keep the ones before
+    set -l pre (string match -r -- '^.*,' (commandline -ct))
+    for w in $argv
+        printf '%%s%%s\n' "$pre" $w
+    end
+end
 complete -c %[1]s -f
 `, r)
 	names, vw := vals.sorted()
@@ -210,11 +223,15 @@ complete -c %[1]s -f
 		}
 		for _, f := range n.flags {
 			name := strings.TrimPrefix(f, "--")
-			line := fmt.Sprintf("complete -c %s -n %s -l %s", r, cond, name)
+			opt := "-l" // --name; a one-letter flag is -f
+			if len(name) == 1 {
+				opt = "-s"
+			}
+			line := fmt.Sprintf("complete -c %s -n %s %s %s", r, cond, opt, name)
 			if slices.Contains(n.valued, f) {
 				line += " -r"
 				if i, ok := slices.BinarySearch(names, name); ok {
-					line += " -a " + fishQuote(vw[names[i]])
+					line += " -a " + fishArg("(__"+r+"_list "+vw[names[i]]+")")
 				} else {
 					line += " -F"
 				}
