@@ -179,7 +179,8 @@ func TestCompletion(t *testing.T) {
 		"cnperf run --backend docker":     "docker docker-lab",
 		"cnperf lab --network host-":      "host-gw",
 		"cnperf report x.json --c":        "--csv",
-		"cnperf completion ":              "",
+		"cnperf completion ":              "bash zsh fish",
+		"cnperf completion z":             "zsh",
 	} {
 		words := strings.Split(line, " ")
 		var q []string

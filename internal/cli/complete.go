@@ -18,6 +18,9 @@ type Values map[string]func() []string
 // plainWord is what a completion script may hold without quoting.
 var plainWord = regexp.MustCompile(`^[A-Za-z0-9_.:+-]+$`)
 
+// choices is an Args that names the words an argument may be.
+var choices = regexp.MustCompile(`^[a-z0-9_-]+(\|[a-z0-9_-]+)+$`)
+
 // node is a command of the tree as a completion script sees it.
 type node struct {
 	path         string // "cluster up"; "" for the root
@@ -37,6 +40,11 @@ func tree(root *Command) []node {
 		for _, s := range c.Subs {
 			n.subs = append(n.subs, s.Name)
 			n.commandHelps[s.Name] = s.Summary
+		}
+		// an argument that is one of a few words ("bash|zsh|fish")
+		// completes as they do
+		if choices.MatchString(c.Args) {
+			n.subs = append(n.subs, strings.Split(c.Args, "|")...)
 		}
 		if len(c.Subs) == 0 {
 			Describe(c).VisitAll(func(f *flag.Flag) {
