@@ -32,6 +32,7 @@ type runSetup struct {
 	quiet      bool
 	dryRun     bool
 	force      bool // --force: --out may replace a file that is not cnperf's
+	scenario   *result.ScenarioRef
 }
 
 // runFlags are `cnperf run`'s flags, registered on fs, and where their
@@ -168,6 +169,7 @@ func runScenarios(cmdline *runFlags, args []string) error {
 			fmt.Printf("# %s\n", scs[i])
 			return runner.DryRun(os.Stdout, setups[i].plan)
 		}
+		setups[i].scenario = &result.ScenarioRef{Name: scs[i].Name, File: scs[i].File, Line: scs[i].Line}
 		if !setups[i].quiet {
 			fmt.Fprintf(os.Stderr, "cnperf run: %s, %d of %d\n", scs[i], i+1, len(scs))
 		}
@@ -204,5 +206,5 @@ func execute(setup *runSetup, limit time.Duration) (*result.Run, string, error) 
 	defer stop()
 	return session.Execute(ctx, setup.plan, session.Options{Out: setup.out, Outputs: setup.outputs,
 		CPULatency: setup.cpuLatency, Quiet: setup.quiet, Limit: limit, Version: version, Command: os.Args,
-		Stdout: os.Stdout, Stderr: os.Stderr, Force: setup.force})
+		Stdout: os.Stdout, Stderr: os.Stderr, Force: setup.force, Scenario: setup.scenario})
 }

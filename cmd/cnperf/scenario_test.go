@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -18,7 +19,10 @@ import (
 
 	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/golden"
+	"github.com/cnperf/cnperf/internal/lab"
+	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/plan"
+	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
 	"github.com/cnperf/cnperf/internal/scenario"
 	"github.com/cnperf/cnperf/internal/suite"
@@ -311,5 +315,44 @@ func TestScenarioSchemaValidates(t *testing.T) {
 		if err := sch.Validate(yamlDocs(t, bad, []byte(bad))[0]); err == nil {
 			t.Errorf("%q is valid", bad)
 		}
+	}
+}
+
+// TestScenarioFileRuns runs a file of two scenarios for real on the lab:
+// each writes its own results file, which records the command line and
+// which scenario of which file it was, and the lab is gone afterwards.
+func TestScenarioFileRuns(t *testing.T) {
+	labtest.NeedRoot(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "two.yaml")
+	text := "name: first\nnetworks: host\nplacement: same-host\nworkloads: tcp_rr\nduration: 1s\nrepeat: 1\nno-baseline: true\nout: " + filepath.Join(dir, "a.json") +
+		"\n---\n# the second\nname: second\nnetworks: bridge\nplacement: same-host\nworkloads: tcp_rr\nduration: 1s\nrepeat: 1\nno-baseline: true\nout: " + filepath.Join(dir, "b.json") + "\n"
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := "scf" + lab.NewID()[:6]
+	cmd := exec.Command(cnperf(t), "run", "-f", file, "--quiet")
+	cmd.Env = append(os.Environ(), "CNPERF_RUN_ID="+id)
+	t.Cleanup(func() { _, _ = exec.Command(cnperf(t), "clean", "--id", id, "--force").CombinedOutput() })
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cnperf run -f: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		out, name, network string
+		line               int
+	}{{"a.json", "first", "host", 1}, {"b.json", "second", "bridge", 11}} {
+		run, err := result.Read(filepath.Join(dir, c.out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := run.Scenario; s == nil || s.Name != c.name || s.File != file || s.Line != c.line {
+			t.Errorf("%s: scenario %+v, want %s at %s:%d", c.out, s, c.name, file, c.line)
+		}
+		if len(run.Results) == 0 || run.Results[0].Network != c.network {
+			t.Errorf("%s: results %+v, want %s", c.out, run.Results, c.network)
+		}
+	}
+	if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), id) {
+		t.Errorf("the lab's namespaces are left: %s", out)
 	}
 }

@@ -17,16 +17,27 @@ import (
 // Schema is the value of the "schema" field; bump it on an incompatible change.
 const Schema = "cnperf/run/v1"
 
+// ScenarioRef names a scenario of a scenario file: its name and where it
+// starts.
+type ScenarioRef struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+	Line int    `json:"line"`
+}
+
 // Run is one cnperf invocation: its environment and every result.
 type Run struct {
-	Schema      string      `json:"schema"`
-	Version     string      `json:"cnperf_version"`
-	StartedAt   time.Time   `json:"started_at"`
-	FinishedAt  time.Time   `json:"finished_at,omitempty"`
-	Command     []string    `json:"command,omitempty"`
-	Environment Environment `json:"environment"`
-	Results     []Result    `json:"results"`
-	Skipped     []Skip      `json:"skipped,omitempty"`
+	Schema     string    `json:"schema"`
+	Version    string    `json:"cnperf_version"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at,omitempty"`
+	Command    []string  `json:"command,omitempty"`
+	// Scenario is the scenario of a scenario file (cnperf run -f) the run
+	// was, absent for a run from flags alone.
+	Scenario    *ScenarioRef `json:"scenario,omitempty"`
+	Environment Environment  `json:"environment"`
+	Results     []Result     `json:"results"`
+	Skipped     []Skip       `json:"skipped,omitempty"`
 	// Rounds is how many interleaved rounds the run asked for: every cell
 	// ran once per round, in an order that changed from round to round.
 	Rounds int `json:"rounds,omitempty"`

@@ -42,8 +42,11 @@ type Options struct {
 	Limit   time.Duration
 	Version string   // cnperf's, recorded in the run
 	Command []string // the command line, recorded in the run
-	Stdout  io.Writer
-	Stderr  io.Writer // progress lines
+	// Scenario is the scenario file's scenario this run is, recorded in
+	// the run (nil: a run from flags).
+	Scenario *result.ScenarioRef
+	Stdout   io.Writer
+	Stderr   io.Writer // progress lines
 	// Force lets Out replace an existing file that is not a cnperf results
 	// file, or a symlink.
 	Force bool
@@ -112,7 +115,7 @@ func Execute(ctx context.Context, plan plan.Plan, o Options) (*result.Run, strin
 	}
 	run := &result.Run{
 		Schema: result.Schema, Version: o.Version, StartedAt: time.Now().UTC(),
-		Command: o.Command, Environment: result.CaptureHost(),
+		Command: o.Command, Scenario: o.Scenario, Environment: result.CaptureHost(),
 	}
 	run.Environment.CPULatencyUs = held
 	run.Environment.Tools = toolVersions()
