@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"image"
 	"image/png"
 	"os"
 	"os/exec"
@@ -80,7 +81,10 @@ func TestPageLeadsWithTheAnswer(t *testing.T) {
 	}
 	f.Close()
 	const width, height = 1366, 768
-	chrome := func(args ...string) string { return render(t, bin, dir, page+"#measure", width, height, args...) }
+	chrome := func(args ...string) string {
+		out, _ := render(t, bin, dir, page+"#measure", width, height, args...)
+		return out
+	}
 	attr := func(tag, name string) int { return dataAttr(t, tag, name) }
 	dom := chrome("--dump-dom")
 	body := regexp.MustCompile(`<body[^>]*>`).FindString(dom)
@@ -122,17 +126,7 @@ func TestPageLeadsWithTheAnswer(t *testing.T) {
 		t.Errorf("some text is %d px, want at least 12", m)
 	}
 	// the first screen, as a screenshot: the first chart's box has ink
-	shot := filepath.Join(dir, "first.png")
-	chrome("--screenshot=" + shot)
-	sf, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sf.Close()
-	img, err := png.Decode(sf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := screenshot(t, bin, dir, page+"#measure", width, height)
 	if b := img.Bounds(); b.Dx() != width {
 		t.Errorf("screenshot %v, want %d px wide", b, width)
 	}
@@ -149,20 +143,42 @@ func TestPageLeadsWithTheAnswer(t *testing.T) {
 
 // render opens url (a file path with its #fragment) in headless Chromium
 // with a window of w x h px, no network, and returns its output (args such
-// as --dump-dom, --screenshot=F, --print-to-pdf=F choose what it is).
-func render(t *testing.T, bin, dir, url string, w, h int, args ...string) string {
+// as --dump-dom, --screenshot=F, --print-to-pdf=F choose what it is) and
+// its log (with --enable-logging=stderr).
+func render(t *testing.T, bin, dir, url string, w, h int, args ...string) (stdout, stderr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
 		"--user-data-dir=" + filepath.Join(dir, "profile"),
+		// networking off: every name fails to resolve, every proxy
+		// connection is refused
 		"--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
 		"--window-size=" + strconv.Itoa(w) + "," + strconv.Itoa(h), "--virtual-time-budget=20000"}
-	out, err := exec.CommandContext(ctx, bin, append(append(base, args...), "file://"+url)...).Output()
-	if err != nil {
-		t.Fatalf("chromium %v: %v", args, err)
+	cmd := exec.CommandContext(ctx, bin, append(append(base, args...), "file://"+url)...)
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, e.String())
 	}
-	return string(out)
+	return o.String(), e.String()
+}
+
+// screenshot renders url as render does into a PNG in dir and decodes it.
+func screenshot(t *testing.T, bin, dir, url string, w, h int) image.Image {
+	t.Helper()
+	shot := filepath.Join(dir, "shot.png")
+	render(t, bin, dir, url, w, h, "--screenshot="+shot)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
 }
 
 // dataAttr reads the number in a data-NAME="..." attribute of a tag the
@@ -226,7 +242,7 @@ func TestPagePrints(t *testing.T) {
 
 	// the print rules on an A4-wide screen
 	printed := write("print.html", strings.Replace(html, printRules, "@media all {", 1))
-	dom := render(t, bin, dir, printed+"#measure", a4w, a4h, "--dump-dom")
+	dom, _ := render(t, bin, dir, printed+"#measure", a4w, a4h, "--dump-dom")
 	body := regexp.MustCompile(`<body[^>]*>`).FindString(dom)
 	figs := regexp.MustCompile(`<figure class="chart" id="chart-\d+"[^>]*>`).FindAllString(dom, -1)
 	if len(figs) < 4 {
@@ -251,7 +267,8 @@ func TestPagePrints(t *testing.T) {
 		t.Errorf("the printed page is not black on white: %s", body)
 	}
 	// and in a dark-mode reader's browser, paper stays white
-	dark := regexp.MustCompile(`<body[^>]*>`).FindString(render(t, bin, dir, printed+"#measure", a4w, a4h, "--force-dark-mode", "--dump-dom"))
+	darkDOM, _ := render(t, bin, dir, printed+"#measure", a4w, a4h, "--force-dark-mode", "--dump-dom")
+	dark := regexp.MustCompile(`<body[^>]*>`).FindString(darkDOM)
 	if !strings.Contains(dark, `data-bg="rgb(255, 255, 255)"`) {
 		t.Errorf("printed from a dark-mode browser, the page is not white: %s", dark)
 	}

@@ -2,9 +2,7 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"image"
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cnperf/cnperf/internal/result"
 	kit "github.com/cnperf/cnperf/internal/section"
@@ -176,21 +173,7 @@ func renderInChromium(t *testing.T, bin string, runs, sections []string) {
 		t.Fatal(err)
 	}
 	chrome := func(args ...string) (stdout, stderr string) {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-			"--user-data-dir=" + filepath.Join(dir, "profile"),
-			// networking off: every name fails to resolve, every proxy
-			// connection is refused
-			"--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
-			"--enable-logging=stderr", "--v=0", "--window-size=1200,3000", "--virtual-time-budget=20000"}
-		cmd := exec.CommandContext(ctx, bin, append(append(base, args...), "file://"+page)...)
-		var o, e bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &o, &e
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("chromium %v: %v\n%s", args, err, e.String())
-		}
-		return o.String(), e.String()
+		return render(t, bin, dir, page, 1200, 3000, append([]string{"--enable-logging=stderr", "--v=0"}, args...)...)
 	}
 	dom, logs := chrome("--dump-dom")
 	for _, line := range strings.Split(logs, "\n") {
@@ -236,17 +219,7 @@ func renderInChromium(t *testing.T, bin string, runs, sections []string) {
 	if !strings.Contains(dom, `data-charts-done="`+strconv.Itoa(total)+`"`) {
 		t.Errorf("the page's script did not finish its %d charts", total)
 	}
-	shot := filepath.Join(dir, "report.png")
-	chrome("--screenshot=" + shot)
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := screenshot(t, bin, dir, page, 1200, 3000)
 	if n := inked(img); n < 10000 {
 		t.Errorf("the screenshot is nearly blank: %d non-white pixels", n)
 	}
