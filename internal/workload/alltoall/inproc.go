@@ -273,8 +273,11 @@ func (m *mesh) connect(ctx context.Context, x Exchange) error {
 			if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
 				return err
 			}
-			if err := connectBounded(fd, &unix.SockaddrInet4{Addr: ap.Addr().As4(), Port: int(ap.Port())}, setupTimeout); err != nil {
-				if errors.Is(err, unix.EINPROGRESS) { // SO_SNDTIMEO ran out
+			sa := &unix.SockaddrInet4{Addr: ap.Addr().As4(), Port: int(ap.Port())}
+			if _, err := sock.Again(func() (int, error) { return 0, unix.Connect(fd, sa) }); err != nil {
+				// SO_SNDTIMEO ran out: EINPROGRESS, or EALREADY when the
+				// connect was called again after an interruption
+				if errors.Is(err, unix.EINPROGRESS) || errors.Is(err, unix.EALREADY) {
 					err = fmt.Errorf("no answer within %v", setupTimeout)
 				}
 				return fmt.Errorf("alltoall: rank %d cannot reach rank %d at %s: %w", i, j, ap, err)
@@ -612,44 +615,5 @@ func (m *mesh) loop(ctx context.Context, x Exchange, l int) (*hist.H, []*pod, er
 				return h, pods, err
 			}
 		}
-	}
-}
-
-// connectBounded connects a blocking socket whose SO_SNDTIMEO bounds the
-// connect. An interrupted connect (EINTR) goes on in the kernel; Linux
-// lets a blocking connect be called again (it waits anew, with the whole
-// SO_SNDTIMEO), so to keep the one deadline this waits for the socket to
-// be writable and reads the outcome from SO_ERROR, within what is left of
-// timeout. EINPROGRESS means the timeout ran out, as from connect.
-func connectBounded(fd int, sa unix.Sockaddr, timeout time.Duration) error {
-	err := unix.Connect(fd, sa)
-	if !errors.Is(err, unix.EINTR) {
-		return err
-	}
-	deadline := time.Now().Add(timeout)
-	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return unix.EINPROGRESS
-		}
-		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
-		n, err := unix.Poll(pfd, int(left/time.Millisecond)+1)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return unix.EINPROGRESS
-		}
-		soErr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
-		if err != nil {
-			return err
-		}
-		if soErr != 0 {
-			return unix.Errno(soErr)
-		}
-		return nil
 	}
 }

@@ -83,14 +83,7 @@ func DialTimeout(proto string, addr netip.AddrPort, timeout time.Duration) (*FD,
 		_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
 		_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	}
-	// with a timeout set, a signal (Go's preemption) interrupts a blocked
-	// connect for good (signal(7)); the connect goes on in the kernel, and
-	// Linux lets a blocking connect be called again to wait for it
-	err = unix.Connect(fd, sockaddr(addr))
-	for errors.Is(err, unix.EINTR) {
-		err = unix.Connect(fd, sockaddr(addr))
-	}
-	if err != nil {
+	if _, err := Again(func() (int, error) { return 0, unix.Connect(fd, sockaddr(addr)) }); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("connecting to %s/%s: %w", addr, proto, err)
 	}
