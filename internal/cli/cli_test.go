@@ -71,6 +71,7 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"report", "--cvs", "x"}, `unknown flag --cvs; did you mean "--csv"? see ` + "`tool report --help`"},
 		{[]string{"report", "--csv"}, "--csv needs a value (DIR)"},
 		{[]string{"report", "---csv", "x"}, "bad flag syntax"},
+		{[]string{"report", "--csv", "out\nx"}, `--csv "out\nx": a value is one line; remove its line breaks`},
 		{[]string{"cluster", "stauts"}, `unknown cluster command "stauts"; did you mean "status"? use one of status, up`},
 		{[]string{"cluster", "frob"}, `unknown cluster command "frob"; use one of status, up`},
 		{[]string{"cluster", "up", "now"}, `unexpected argument "now"`},

@@ -62,6 +62,11 @@ func parse(fs *flag.FlagSet, args []string, path string) ([]string, error) {
 			i++
 			val = args[i]
 		}
+		// a value is echoed in messages (one line each) and no flag takes
+		// several lines
+		if strings.ContainsAny(val, "\n\r") {
+			return nil, Usagef("--%s %q: a value is one line; remove its line breaks", name, val)
+		}
 		if err := fs.Set(name, val); err != nil {
 			return nil, Usage(valueError(f, val, err, path))
 		}
