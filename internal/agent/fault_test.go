@@ -164,6 +164,23 @@ func TestProcessHealthAlive(t *testing.T) {
 	}
 }
 
+// TestProcessHealthGone: a pid already gone when the check is made is
+// reported exited (a local engine still calls its container running for a
+// while after a kill), not passed over as unreadable.
+func TestProcessHealthGone(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	h := agent.ProcessHealth(cmd.Process.Pid)
+	if h == nil {
+		t.Fatal("no health for a pid that is gone")
+	}
+	if err := h(context.Background()); !errors.Is(err, agent.ErrExited) {
+		t.Fatalf("a pid that is gone: %v, want exited", err)
+	}
+}
+
 // waitStopped waits until a signalled process is stopped: a signal is
 // delivered asynchronously.
 func waitStopped(t *testing.T, pid int) {

@@ -34,10 +34,19 @@ func (c *cause) Unwrap() error { return c.kind }
 // ProcessHealth is a Health for an agent that is process pid of this
 // machine's kernel (the lab's agents; a local engine's containers): it
 // reads /proc/PID/stat, and a process of the same pid started later is not
-// taken for it. It returns nil when pid cannot be read now.
+// taken for it. A pid that is gone already is reported exited (an engine
+// may still call its container running for a while after a kill); it
+// returns nil when pid is not positive or cannot be read now.
 func ProcessHealth(pid int) func(context.Context) error {
+	if pid <= 0 {
+		return nil
+	}
 	_, start, err := procStat(pid)
-	if err != nil || pid <= 0 {
+	if errors.Is(err, fs.ErrNotExist) {
+		gone := Cause(ErrExited, fmt.Sprintf("its process %d has exited", pid))
+		return func(context.Context) error { return gone }
+	}
+	if err != nil {
 		return nil
 	}
 	return func(context.Context) error { return processState(pid, start) }

@@ -2,6 +2,7 @@ package dockerengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cnperf/cnperf/internal/agent"
@@ -34,10 +35,24 @@ func (e *Engine) AgentHealth(id, name string) func(context.Context) error {
 			return agent.Cause(agent.ErrExited, fmt.Sprintf("its container %s has exited (%s)", name, why))
 		}
 		if e.Local {
+			// the engine records an exit after its shim reaped the
+			// process: in between, the process tells
 			if h := agent.ProcessHealth(cj.State.Pid); h != nil {
-				return h(ctx)
+				if err := h(ctx); err != nil {
+					return agent.Cause(kindOf(err), fmt.Sprintf("its container %s: %v", name, err))
+				}
 			}
 		}
 		return nil
 	}
+}
+
+// kindOf is the agent.Err* kind a Health cause carries.
+func kindOf(err error) error {
+	for _, k := range []error{agent.ErrStopped, agent.ErrExited, agent.ErrGone} {
+		if errors.Is(err, k) {
+			return k
+		}
+	}
+	return err
 }
