@@ -46,15 +46,3 @@ func TestValidate(t *testing.T) {
 		t.Errorf("describe: %q", got)
 	}
 }
-
-func TestClosest(t *testing.T) {
-	names := []string{"networks", "workloads", "duration", "repeat", "mode-opt", "lb"}
-	for in, want := range map[string]string{
-		"netwroks": "networks", "network": "networks", "duraton": "duration", "repeats": "repeat",
-		"mode_opt": "mode-opt", "lbs": "lb", "zzz": "", "work": "workloads", "placement": "",
-	} {
-		if got := Closest(in, names); got != want {
-			t.Errorf("Closest(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -1,15 +1,30 @@
 package registry
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
-// Suggest is " did you mean "X"?" for the name of names closest to name,
-// when it is close enough to be a misspelling (an edit or two, a swap of
-// neighbours counting one), else "".
+// Suggest is " did you mean "X"?" for Closest(name, names), or "".
 func Suggest(name string, names []string) string {
+	if c := Closest(name, names); c != "" {
+		return fmt.Sprintf(" did you mean %q?", c)
+	}
+	return ""
+}
+
+// Closest is the name of names a mistyped name most likely meant: the
+// nearest within an edit or two (one for a name of four letters or less; a
+// swap of neighbours counts one; ties go to the first in order), else one
+// that begins with it or that it begins with (three letters at least); ""
+// when none is, or when name is itself one of them.
+func Closest(name string, names []string) string {
 	best, bestD := "", 0
 	for _, n := range names {
-		d := distance(name, n)
-		if best == "" || d < bestD {
+		if n == name {
+			return ""
+		}
+		if d := distance(name, n); best == "" || d < bestD || (d == bestD && n < best) {
 			best, bestD = n, d
 		}
 	}
@@ -17,10 +32,17 @@ func Suggest(name string, names []string) string {
 	if len([]rune(name)) <= 4 {
 		limit = 1
 	}
-	if best == "" || bestD > limit || best == name {
-		return ""
+	if best != "" && bestD <= limit {
+		return best
 	}
-	return fmt.Sprintf(" did you mean %q?", best)
+	if len(name) >= 3 {
+		for _, n := range names {
+			if strings.HasPrefix(n, name) || strings.HasPrefix(name, n) && len(n) >= 3 {
+				return n
+			}
+		}
+	}
+	return ""
 }
 
 // distance is the optimal string alignment distance: insertions,

@@ -26,3 +26,15 @@ func TestSuggest(t *testing.T) {
 		t.Errorf("Get(vxlna): %v", err)
 	}
 }
+
+func TestClosest(t *testing.T) {
+	names := []string{"networks", "workloads", "duration", "repeat", "mode-opt", "lb"}
+	for in, want := range map[string]string{
+		"netwroks": "networks", "network": "networks", "duraton": "duration", "repeats": "repeat",
+		"mode_opt": "mode-opt", "lbs": "lb", "zzz": "", "work": "workloads", "placement": "",
+	} {
+		if got := Closest(in, names); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

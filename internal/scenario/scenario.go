@@ -27,6 +27,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/option"
+	"github.com/cnperf/cnperf/internal/registry"
 	"github.com/cnperf/cnperf/internal/suite"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -141,7 +142,7 @@ func parseOne(file string, m *yaml.Node, fs *flag.FlagSet) (Scenario, error) {
 			return s, errf(k, "key %q %s is for the command line: give --%s to cnperf run -f FILE instead", name, where, name)
 		case f == nil:
 			hint := ""
-			if c := option.Closest(name, Keys(fs)); c != "" {
+			if c := registry.Closest(name, Keys(fs)); c != "" {
 				hint = fmt.Sprintf(" (did you mean %q?)", c)
 			}
 			return s, errf(k, "unknown key %q %s%s; the keys are the flags of cnperf run, see cnperf run -h", name, where, hint)

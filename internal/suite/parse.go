@@ -13,7 +13,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/netmode"
-	"github.com/cnperf/cnperf/internal/option"
+	"github.com/cnperf/cnperf/internal/registry"
 )
 
 // Keys are the keys of a suite written out (a scenario's suite: block),
@@ -135,7 +135,7 @@ func (p parser) block(n *yaml.Node, s *Suite, top bool) error {
 		default:
 			if p.isOption != nil && !p.isOption(key) {
 				hint := ""
-				if c := option.Closest(key, Keys); c != "" {
+				if c := registry.Closest(key, Keys); c != "" {
 					hint = fmt.Sprintf("; did you mean %q?", c)
 				}
 				return p.errf(k, "unknown key %q in %s%s; a suite takes %s and the experiments' and workloads' options (see cnperf run -h)", key, what, hint, strings.Join(Keys, ", "))
