@@ -11,7 +11,9 @@
 #   scripts/flannel-build.sh --missing    prints "flanneld" when it is not built yet
 #
 # Environment: CNPERF_CACHE (default /var/cache/cnperf): flanneld lands in
-# $CNPERF_CACHE/flannel-<version>/. Prints the cache folder on the last line.
+# $CNPERF_CACHE/flannel-<version>/. CNPERF_BUILD_P: packages built in
+# parallel (default 1: the machine is shared; scripts/test.sh gives it the
+# number of CPUs, at idle priority). Prints the cache folder on the last line.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,9 +37,10 @@ mkdir -p "$out"
 echo "flannel-build: building flanneld $version ..." >&2
 start=$(date +%s)
 # cgo on: the udp backend's amd64 proxy is C (flannel's Makefile builds so);
-# idle priority, one package at a time: others measure on this machine
-(cd "$here/flannel" && CGO_ENABLED=1 GOMAXPROCS=1 "${idle[@]}" nice -n 19 \
-  go build -p 1 -trimpath -ldflags "-s -w -X github.com/flannel-io/flannel/pkg/version.Version=$version" \
+# idle priority, one package at a time by default: others measure on this machine
+p=${CNPERF_BUILD_P:-1}
+(cd "$here/flannel" && CGO_ENABLED=1 GOMAXPROCS=$p "${idle[@]}" nice -n 19 \
+  go build -p "$p" -trimpath -ldflags "-s -w -X github.com/flannel-io/flannel/pkg/version.Version=$version" \
   -o "$out/.flanneld.tmp" github.com/flannel-io/flannel)
 mv "$out/.flanneld.tmp" "$out/flanneld"
 echo "flannel-build: flanneld built in $(($(date +%s) - start)) s" >&2
