@@ -338,13 +338,14 @@ if [ -n "${CNPERF_TEST_TIMES:-}" ]; then
 		[ -e "$work/$s.rec" ] && sed "s/^/$s\t/" "$work/$s.rec"
 	done >"$CNPERF_TEST_TIMES"
 fi
-# skipped tests: those whose last stage that ran them skipped them, but
-# for root (the root stage ran them) and the cluster's gate (its stage)
+# skipped tests: a (sub)test skipped in the last stage that ran it and
+# passed in none (so not a root test the unit stage deferred, nor a timing
+# test the race build skipped and the plain one ran)
 skips=$(for s in unit root cluster; do [ -e "$work/$s.rec" ] && sed "s/^/$s\t/" "$work/$s.rec"; done |
 	awk -F'\t' '
-	$2 == "test" { last[$3 " " $4] = $1 }
-	$2 == "skip" { top = $4; sub(/\/.*/, "", top); n++; st[n] = $1; key[n] = $3 " " top; line[n] = $3 " " $4 ": " $5 }
-	END { for (i = 1; i <= n; i++) if (last[key[i]] == st[i]) print line[i] }' |
+	$2 == "test" { k = $3 " " $4; last[k] = $1; if ($5 != "skip") ran[k] = 1 }
+	$2 == "skip" { n++; st[n] = $1; key[n] = $3 " " $4; line[n] = $3 " " $4 ": " $5 }
+	END { for (i = 1; i <= n; i++) if (!ran[key[i]] && last[key[i]] == st[i]) print line[i] }' |
 	sed 's|^github.com/cnperf/cnperf/||' | sort -u)
 echo
 if [ -n "$skips" ]; then

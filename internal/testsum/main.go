@@ -6,8 +6,10 @@
 // tab-separated line each, for the suite's summary:
 //
 //	package	PKG	pass|fail|skip	SECONDS
-//	test	PKG	TEST	pass|fail|skip	SECONDS    (top-level tests)
-//	skip	PKG	TEST	REASON                     (subtests too)
+//	test	PKG	TEST	pass|fail|skip	SECONDS
+//	skip	PKG	TEST	REASON
+//
+// (TEST: subtests too, as TestX/sub).
 //
 // It exits 1 when a test, a package or a build failed.
 package main
@@ -97,9 +99,7 @@ func summarize(in io.Reader, out, rec io.Writer) (ok bool) {
 			if e.Action == "skip" {
 				fmt.Fprintf(rec, "skip\t%s\t%s\t%s\n", e.Package, e.Test, skipReason(state(e.Package).lines, e.Test))
 			}
-			if !strings.Contains(e.Test, "/") {
-				fmt.Fprintf(rec, "test\t%s\t%s\t%s\t%.1f\n", e.Package, e.Test, e.Action, e.Elapsed)
-			}
+			fmt.Fprintf(rec, "test\t%s\t%s\t%s\t%.1f\n", e.Package, e.Test, e.Action, e.Elapsed)
 		case e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
 			s := state(e.Package)
 			if e.Action == "fail" {

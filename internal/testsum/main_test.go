@@ -46,7 +46,7 @@ func TestSummarize(t *testing.T) {
 {"Action":"fail","Package":"q","Elapsed":0.01}
 `,
 			out:      "    c_test.go:5: got 1, want 2\n    --- FAIL: TestC/x (0.00s)\n--- FAIL: TestC (0.00s)\nFAIL\nFAIL\tq\t0.010s\n",
-			rec:      "test\tq\tTestC\tfail\t0.0\npackage\tq\tfail\t0.0\n",
+			rec:      "test\tq\tTestC/x\tfail\t0.0\ntest\tq\tTestC/y\tpass\t0.0\ntest\tq\tTestC\tfail\t0.0\npackage\tq\tfail\t0.0\n",
 			notInOut: "fine",
 		},
 		{
