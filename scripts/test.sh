@@ -70,15 +70,16 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # The packages whose own code starts goroutines (`grep -E '\bgo (func|[a-zA-Z_.]+\()'`
-# on their non-test files), plus kubelocal, sched and progress, whose
-# concurrency is in callbacks and timers: their tests run with the race
-# detector. backend/kubernetes is here too although its race build compiles
-# client-go again (about 3 minutes cold, cached after): its watchers are
-# goroutines of its own.
+# on their non-test files), plus sched and kubelocal, whose concurrency is
+# in callbacks and timers: their tests run with the race detector.
+# backend/kubernetes too, although its race build compiles client-go and its
+# fake clientset again (cold only; the build cache keeps it): its watchers
+# are goroutines of its own. Not the docker and lab backends: they start no
+# goroutine, and their root tests spend minutes waiting on the kernel and
+# the Docker engine, which the race build only slows.
 race_pkgs=(
 	./internal/agent/ ./internal/sched/ ./internal/loadgen/ ./internal/kubelocal/ ./internal/progress/
-	./internal/backend/kubernetes/ ./internal/backend/docker/ ./internal/backend/dockerlab/
-	./internal/backend/labbackend/ ./internal/backend/backendtest/ ./internal/dockerengine/
+	./internal/backend/kubernetes/ ./internal/backend/backendtest/ ./internal/dockerengine/
 	./internal/lab/ ./internal/tund/ ./internal/httpserver/ ./internal/speed/ ./internal/measure/
 	./internal/workload/alltoall/ ./internal/workload/stream/ ./internal/workload/rr/
 	./internal/experiment/neighbours/ ./internal/experiment/alltoall/
