@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 
 	"github.com/cnperf/cnperf/internal/agent"
@@ -12,6 +13,7 @@ import (
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/tmpdir"
 )
 
 func cmdNetworks(c *cli.Ctx) error {
@@ -69,7 +71,13 @@ func cmdClean(c *cli.Ctx) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	return cleanup.Run(context.Background(), info.Cleaner, cleanup.Request{ID: *id, Force: *force, Flags: values, Out: os.Stdout})
+	err = cleanup.Run(context.Background(), info.Cleaner, cleanup.Request{ID: *id, Force: *force, Flags: values, Out: os.Stdout})
+	if *id != "" {
+		return err
+	}
+	// the temporary folders of cnperf processes that are gone (a killed
+	// run's nginx state...): they name no run id, so only a clean of all
+	return errors.Join(err, tmpdir.Clean("", os.Stdout))
 }
 
 func cmdAgent(c *cli.Ctx) error {

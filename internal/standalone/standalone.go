@@ -27,6 +27,7 @@ import (
 	"github.com/cnperf/cnperf/internal/pmqos"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/tmpdir"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -238,7 +239,7 @@ func Serve(ctx context.Context, kind string, port, size, msg int, out io.Writer)
 		if size <= httpserver.HeaderSize {
 			return fmt.Errorf("--response-size %d: nginx needs more than %d bytes (headers)", size, httpserver.HeaderSize)
 		}
-		dir, err := os.MkdirTemp("", "cnperf-nginx-")
+		dir, err := tmpdir.Make("nginx")
 		if err != nil {
 			return err
 		}
