@@ -47,6 +47,7 @@ func cmdReport(c *cli.Ctx) error {
 	hgrm := fs.String("hgrm", "", "also write every result's latency distribution as HdrHistogram .hgrm text into this folder (`DIR`)")
 	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: `A:B` (e.g. tcp_stream:iperf3_tcp)")
 	out := report.OutputFlags(fs, "report")
+	force := fs.Bool("force", false, cli.ForceUsage)
 	pool := fs.Bool("pool", false, "pool the rounds of the same cells across the files into one run (each file's rounds renumbered after the previous file's; cells paired by round within each file only) and recompute every verdict")
 	paths, err := c.Parse()
 	if err != nil {
@@ -55,7 +56,7 @@ func cmdReport(c *cli.Ctx) error {
 	if len(paths) == 0 {
 		return cli.Usagef("name a results file: cnperf report cnperf-results/run-....json")
 	}
-	return report.Show(os.Stdout, paths, report.ShowOptions{Hgrm: *hgrm, Ratio: *ratio, Outputs: *out, Pool: *pool})
+	return report.Show(os.Stdout, paths, report.ShowOptions{Hgrm: *hgrm, Ratio: *ratio, Outputs: *out, Pool: *pool, Force: *force})
 }
 
 func cmdClean(c *cli.Ctx) error {

@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -323,6 +324,34 @@ func Write(w io.Writer, im *Image, tag name.Tag) error {
 	}
 	return tw.Close()
 }
+
+// Kind is an archive Write wrote, as the output rule (package cli) knows
+// it: a tar whose first entry is blobs/ and whose last three are
+// index.json, manifest.json and oci-layout, in that order.
+var Kind = cli.Kind{Name: "an image archive cnperf wrote", Is: func(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return false
+		}
+		if len(names) == 0 && h.Name != "blobs/" {
+			return false
+		}
+		names = append(names, h.Name)
+	}
+	n := len(names)
+	return n > 3 && names[n-3] == "index.json" && names[n-2] == "manifest.json" && names[n-1] == "oci-layout"
+}}
 
 // WriteFile writes the archive to path, through a temporary file beside
 // it, so that a failed write leaves no half archive behind.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/result"
 	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
@@ -79,8 +80,10 @@ func WriteCSV(dir string, ins []Input) ([]string, error) {
 		if err := w.WriteAll(tables[name]); err != nil {
 			return paths, err
 		}
-		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
-			return paths, fmt.Errorf("--csv %s: %v", dir, err)
+		// each file whole or not at all: a full disk left a truncated
+		// params.csv (issue 34 finding 6)
+		if err := cli.WriteBytes("--csv", p, b.Bytes()); err != nil {
+			return paths, err
 		}
 		paths = append(paths, p)
 	}
