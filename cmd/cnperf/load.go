@@ -96,7 +96,7 @@ func checkOut(jsonOut, hgrm, cpuLatency string, force bool) error {
 	}
 	return cli.Usage(cli.CheckOutputs(nil, force,
 		cli.Output{Flag: "--json", Path: jsonOut, Example: "load.json", Kind: report.ResultsKind},
-		cli.Output{Flag: "--hgrm", Path: hgrm, Kind: report.HgrmKind, Dir: true}))
+		cli.Output{Flag: "--hgrm", Path: hgrm, Kind: report.HgrmKind, Dir: true, Match: "*.hgrm"}))
 }
 
 func cmdLoadServe(c *cli.Ctx) error {

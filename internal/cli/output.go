@@ -54,6 +54,9 @@ type Output struct {
 	// others are checked as they are written, with CheckReplace).
 	Dir   bool
 	Names []string
+	// Match, for a folder whose files are named by what is measured: a
+	// pattern (*.hgrm) every existing file it matches must fit Kind.
+	Match string
 }
 
 // ForceUsage is the usage of every command's --force, which lets its
@@ -91,6 +94,14 @@ func CheckOutputs(inputs []string, force bool, outs ...Output) error {
 		}
 		paths := []string{o.Path}
 		if o.Dir {
+			names := o.Names
+			if o.Match != "" {
+				m, _ := filepath.Glob(filepath.Join(o.Path, o.Match))
+				for _, p := range m {
+					names = append(names, filepath.Base(p))
+				}
+			}
+			o.Names = names
 			for _, n := range o.Names {
 				paths = append(paths, filepath.Join(o.Path, n))
 			}

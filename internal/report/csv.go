@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -67,12 +65,21 @@ func summaryColumns() []string {
 
 // WriteCSV writes the CSV files of runs into dir, creating it, and
 // returns the paths it wrote.
-func WriteCSV(dir string, ins []Input) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--csv %s: %v; choose a folder you can write", dir, err)
+//
+// Each file is written whole or not at all (cli.WriteFile); when one
+// cannot be, a folder this call made is removed with the files it wrote.
+func WriteCSV(dir string, ins []Input) (paths []string, err error) {
+	undo, err := makeOutDir("--csv", dir)
+	if err != nil {
+		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			undo(paths)
+			paths = nil
+		}
+	}()
 	tables := CSVTables(ins)
-	var paths []string
 	for _, name := range slices.Sorted(maps.Keys(tables)) {
 		p := filepath.Join(dir, name)
 		var b bytes.Buffer

@@ -135,11 +135,17 @@ func lbName(lb string) string {
 // steps. It returns the files written. An existing file is replaced only
 // if it is an .hgrm file, or with force (the output rule, package cli;
 // HgrmNames lets a command check them before any work).
-func WriteHgrm(dir string, run *result.Run, force bool) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--hgrm %s: %w", dir, err)
+func WriteHgrm(dir string, run *result.Run, force bool) (files []string, err error) {
+	undo, err := makeOutDir("--hgrm", dir)
+	if err != nil {
+		return nil, err
 	}
-	var files []string
+	defer func() {
+		if err != nil {
+			undo(files)
+			files = nil
+		}
+	}()
 	for _, f := range hgrmFiles(run) {
 		h, err := hist.Decode(f.enc)
 		if err != nil {
@@ -210,4 +216,23 @@ func fileSafe(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// makeOutDir makes an output folder (not its parents); undo, after a
+// failed write, removes the files written and the folder, when this call
+// made it (a folder that was there keeps what it holds).
+func makeOutDir(flag, dir string) (undo func(written []string), err error) {
+	_, statErr := os.Stat(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%s %s: %v; choose a folder you can write", flag, dir, err)
+	}
+	if statErr == nil {
+		return func([]string) {}, nil
+	}
+	return func(written []string) {
+		for _, p := range written {
+			os.Remove(p)
+		}
+		os.Remove(dir)
+	}, nil
 }

@@ -29,7 +29,7 @@ type ShowOptions struct {
 func Show(w io.Writer, paths []string, o ShowOptions) error {
 	// the output rule: none of the files read, nor another output, nor a
 	// file of another kind (the .hgrm files are checked as they are named)
-	outs := append(o.Outputs.List(), cli.Output{Flag: "--hgrm", Path: o.Hgrm, Kind: HgrmKind, Dir: true})
+	outs := append(o.Outputs.List(), cli.Output{Flag: "--hgrm", Path: o.Hgrm, Kind: HgrmKind, Dir: true, Match: "*.hgrm"})
 	if err := cli.CheckOutputs(paths, o.Force, outs...); err != nil {
 		return exitcode.With(err, exitcode.Usage)
 	}
