@@ -45,18 +45,30 @@ var outputCases = []struct {
 	{"compare --junit", false, false, func(f outFixture, out string) []string {
 		return []string{"compare", f.a, f.b, "--fail-on-regression", "10", "--allow-undecided", "--junit", out}
 	}, func(f outFixture) string { return f.b }},
-	{"image build --out", false, false, func(f outFixture, out string) []string { return []string{"image", "build", "--binary", f.binary, "--out", out} }, func(f outFixture) string { return f.binary }},
+	{"image build --out", false, false, func(f outFixture, out string) []string {
+		return []string{"image", "build", "--binary", f.binary, "--out", out}
+	}, func(f outFixture) string { return f.binary }},
 	{"load --json", false, false, func(f outFixture, out string) []string {
 		return []string{"load", "tcp_rr", f.server, "--duration", "200ms", "--cpu-latency", "off", "--json", out}
 	}, nil},
 	{"load --hgrm", true, false, func(f outFixture, out string) []string {
 		return []string{"load", "tcp_rr", f.server, "--duration", "200ms", "--cpu-latency", "off", "--hgrm", out}
 	}, nil},
-	{"run --out", false, true, func(f outFixture, out string) []string { return []string{"run", "-f", f.scenario, "--quiet", "--out", out} }, func(f outFixture) string { return f.scenario }},
-	{"run --html", false, true, func(f outFixture, out string) []string { return []string{"run", "-f", f.scenario, "--quiet", "--html", out} }, func(f outFixture) string { return f.scenario }},
-	{"run --csv", true, true, func(f outFixture, out string) []string { return []string{"run", "-f", f.scenario, "--quiet", "--csv", out} }, nil},
-	{"run --openmetrics", false, true, func(f outFixture, out string) []string { return []string{"run", "-f", f.scenario, "--quiet", "--openmetrics", out} }, func(f outFixture) string { return f.scenario }},
-	{"run --ndjson", false, true, func(f outFixture, out string) []string { return []string{"run", "-f", f.scenario, "--quiet", "--ndjson", out} }, func(f outFixture) string { return f.scenario }},
+	{"run --out", false, true, func(f outFixture, out string) []string {
+		return []string{"run", "-f", f.scenario, "--quiet", "--out", out}
+	}, func(f outFixture) string { return f.scenario }},
+	{"run --html", false, true, func(f outFixture, out string) []string {
+		return []string{"run", "-f", f.scenario, "--quiet", "--html", out}
+	}, func(f outFixture) string { return f.scenario }},
+	{"run --csv", true, true, func(f outFixture, out string) []string {
+		return []string{"run", "-f", f.scenario, "--quiet", "--csv", out}
+	}, nil},
+	{"run --openmetrics", false, true, func(f outFixture, out string) []string {
+		return []string{"run", "-f", f.scenario, "--quiet", "--openmetrics", out}
+	}, func(f outFixture) string { return f.scenario }},
+	{"run --ndjson", false, true, func(f outFixture, out string) []string {
+		return []string{"run", "-f", f.scenario, "--quiet", "--ndjson", out}
+	}, func(f outFixture) string { return f.scenario }},
 	{"recommend --out", false, true, func(f outFixture, out string) []string {
 		return []string{"recommend", "--profile", "latency", "--networks", "host,bridge", "--duration", "200ms", "--repeat", "1", "--quiet", "--out", out}
 	}, nil},
