@@ -101,18 +101,7 @@ func TestOutputRule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// a small static program stands in for cnperf in the image
-	src := t.TempDir()
-	for name, text := range map[string]string{"go.mod": "module fakeagent\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {}\n"} {
-		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	build := exec.Command("go", "build", "-o", f.binary, ".")
-	build.Dir, build.Env = src, append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building a static binary: %v: %s", err, out)
-	}
+	staticProgram(t, f.binary)
 	f.server = loadServer(t)
 	run := func(t *testing.T, args []string) (int, string) {
 		t.Helper()
@@ -301,4 +290,21 @@ func sum(t *testing.T, path string) string {
 		t.Fatalf("sha256sum %s: %v", path, err)
 	}
 	return strings.Fields(string(out))[0]
+}
+
+// staticProgram builds a small static program at path, standing in for
+// cnperf in an image.
+func staticProgram(t *testing.T, path string) {
+	t.Helper()
+	src := t.TempDir()
+	for name, text := range map[string]string{"go.mod": "module fakeagent\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {}\n"} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := exec.Command("go", "build", "-o", path, ".")
+	build.Dir, build.Env = src, append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building a static binary: %v: %s", err, out)
+	}
 }

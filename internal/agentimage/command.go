@@ -100,6 +100,7 @@ func imagePush(c *cli.Ctx, interrupted func() (context.Context, context.CancelFu
 	fs := c.Flags()
 	binary := imageBinary(fs)
 	insecure := fs.Bool("insecure", false, "the registry speaks plain HTTP (loopback, .local and private addresses are tried that way anyway)")
+	timeout := fs.Duration("timeout", DefaultPushTimeout, "give up on the push after this long (each answer of the registry is waited for at most 30 s)")
 	args, err := c.Parse()
 	if err != nil {
 		return err
@@ -111,6 +112,9 @@ func imagePush(c *cli.Ctx, interrupted func() (context.Context, context.CancelFu
 		return cli.Usagef("push where? use `cnperf image push REGISTRY/REPOSITORY:TAG`, such as 127.0.0.1:5000/cnperf-agent:v1")
 	}
 	ref := args[0]
+	if *timeout <= 0 {
+		return cli.Usagef("--timeout %v: give a positive duration such as 5m", *timeout)
+	}
 	t, err := ParseTag(ref, *insecure)
 	if err != nil {
 		return cli.Usage(err)
@@ -121,7 +125,7 @@ func imagePush(c *cli.Ctx, interrupted func() (context.Context, context.CancelFu
 	}
 	ctx, stop := interrupted()
 	defer stop()
-	dig, err := Push(ctx, im, t, nil)
+	dig, err := Push(ctx, im, t, nil, *timeout)
 	if err != nil {
 		return err
 	}
