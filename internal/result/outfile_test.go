@@ -146,3 +146,21 @@ func TestLockFolderMustBeOwn(t *testing.T) {
 		}
 	}
 }
+
+// Issue 34 finding 8: a file without a schema (null, {}, another
+// program's JSON) was told to be read "with the cnperf that wrote it".
+func TestParseNotOurs(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"null", `not a cnperf results file (no "schema": "cnperf/run/v1" in it)`},
+		{"{}", `not a cnperf results file (no "schema"`},
+		{`{"name": "x"}`, `not a cnperf results file (no "schema"`},
+		{`{"schema": null}`, `not a cnperf results file (no "schema"`},
+		{`{"schema": "other/v1"}`, `not a cnperf results file (schema "other/v1", not "cnperf/run/v1")`},
+		{`{"schema": "cnperf/run/v9"}`, `schema "cnperf/run/v9", this cnperf reads "cnperf/run/v1"; read it with the cnperf that wrote it`},
+	} {
+		_, err := Parse("f.json", []byte(c.text))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.text, err, c.want)
+		}
+	}
+}
