@@ -306,7 +306,7 @@ func TestDownWaitsForAnotherDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
-	held, _, err := tryLockAs(path, "down")
+	held, _, err := tryLock(path)
 	if err != nil {
 		t.Fatal(err)
 	}

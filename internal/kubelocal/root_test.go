@@ -231,7 +231,14 @@ func TestFailedUpRemovesAll(t *testing.T) {
 	}
 	_, keep, _ := strings.Cut(err.Error(), "(logs in ")
 	keep = strings.TrimSuffix(keep, ")")
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(keep)) })
+	// remove only a folder of the name keepLogs makes: a path read from a
+	// message must never lead to removing anything else (on the code
+	// before issue 34 this path was /tmp/cnperf-ID-failed-logs, whose
+	// parent is /tmp itself)
+	prefix := filepath.Join(os.TempDir(), "cnperf-"+id+"-failed-logs-")
+	if kept := filepath.Dir(keep); strings.HasPrefix(kept, prefix) && filepath.Base(keep) == "log" {
+		t.Cleanup(func() { os.RemoveAll(kept) })
+	}
 	if b, _ := os.ReadFile(filepath.Join(keep, "dies.log")); string(b) != "it went wrong\n" {
 		t.Errorf("kept log: %q", b)
 	}
@@ -388,7 +395,7 @@ func TestStatusOfAnUnfinishedCluster(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "1 of 2 nodes Ready") {
 		t.Errorf("status with 1 of 2 nodes Ready: %v", err)
 	}
-	if err := os.Remove(c.upDone()); err != nil {
+	if err := os.Remove(filepath.Join(c.Dir(), "up-done")); err != nil {
 		t.Fatal(err)
 	}
 	err = c.Status(context.Background(), &out, &out)
