@@ -26,6 +26,8 @@ PACKAGES=(
   docker-registry  # cnperf image push: the agent image test's registry on loopback
   clang          # eBPF: regenerating objects
   llvm
+  clang-19       # cnperf cluster --cni cilium: the agent compiles Cilium's datapath with LLVM 19
+  llvm-19
   libbpf-dev
   bpftool
   chromium       # the HTML report test renders the page headless

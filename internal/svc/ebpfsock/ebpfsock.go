@@ -106,7 +106,9 @@ func (lb *LB) Sync(ctx context.Context, c *svc.Cluster, services []svc.Service) 
 }
 
 func (lb *LB) setup(c *svc.Cluster) error {
-	mount, err := bpfmaps.Cgroup2Mount()
+	// a cgroup v1 host has no v2 mount: cnperf mounts one of its own
+	// (lab.Cgroup2Dir), released when the last cnperf cgroup in it goes
+	mount, err := lab.EnsureCgroup2()
 	if err != nil {
 		return svc.Unsupported("ebpf-socket: %v", err)
 	}
@@ -220,6 +222,9 @@ func (lb *LB) teardownLocked() error {
 			errs = append(errs, fmt.Errorf("removing cgroup %s: %w", lb.dir, err))
 		} else {
 			lb.dir = ""
+			if err := lab.ReleaseCgroup2(); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)
