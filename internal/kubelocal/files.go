@@ -269,6 +269,30 @@ func (c *Cluster) linkCNIBin(n int) error {
 	return nil
 }
 
+// systems is what the node annotation AnnotSystems says the cluster runs:
+// "pod-network=flannel vxlan,service-proxy=kube-proxy iptables" (the
+// bridge CNI replicates nothing of the lab's).
+func (c *Cluster) systems() string {
+	var out []string
+	switch {
+	case c.cfg.flannel() != "":
+		out = append(out, "pod-network=flannel "+c.cfg.flannel())
+	case c.cfg.cilium() && c.cfg.ciliumNative():
+		out = append(out, "pod-network=cilium native-routing")
+	case c.cfg.cilium():
+		out = append(out, "pod-network=cilium vxlan-tunnel")
+	}
+	switch {
+	case c.cfg.ciliumSocketLB():
+		out = append(out, "service-proxy=cilium socket-lb")
+	case c.cfg.KubeProxyReplacement:
+		out = append(out, "service-proxy=cilium tc-lb")
+	default:
+		out = append(out, "service-proxy=kube-proxy "+c.cfg.ProxyMode)
+	}
+	return strings.Join(out, ",")
+}
+
 // cniName is what the node annotation says the pod network is.
 func (c *Cluster) cniName() string {
 	if c.cfg.cilium() {

@@ -63,6 +63,9 @@ const (
 	// AnnotCNI is the node annotation naming the pod network, which the API
 	// shows no other way (package backend/kubernetes reads it).
 	AnnotCNI = "cnperf.cni"
+	// AnnotSystems names the real systems the cluster runs, by role, in
+	// the words of the lab's replicas (result.Kubernetes.Systems).
+	AnnotSystems = "cnperf.systems"
 )
 
 // FlannelVersion is the Flannel release of --cni flannel-*: what

@@ -111,7 +111,7 @@ func TestCiliumFiles(t *testing.T) {
 				mounts = append(mounts, strings.Join(m, " "))
 			}
 			text := strings.Join(c.ciliumAgentArgs(2, "/run/cnperf-cgroup2"), "\n") + "\n" + strings.Join(mounts, "\n") + "\n" +
-				c.cniName() + "\n" + c.kubeletConfig(2) + ciliumConflist()
+				c.cniName() + "\n" + c.systems() + "\n" + c.kubeletConfig(2) + ciliumConflist()
 			golden.Check(t, tc.name, text)
 			var conf map[string]any
 			if err := json.Unmarshal([]byte(ciliumConflist()), &conf); err != nil {

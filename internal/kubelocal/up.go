@@ -629,7 +629,7 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 		}); err != nil {
 			return err
 		}
-		if _, err := c.kubectl(ctx, "annotate", "node", name, "--overwrite", AnnotCNI+"="+c.cniName()); err != nil {
+		if _, err := c.kubectl(ctx, "annotate", "node", name, "--overwrite", AnnotCNI+"="+c.cniName(), AnnotSystems+"="+c.systems()); err != nil {
 			return err
 		}
 	}

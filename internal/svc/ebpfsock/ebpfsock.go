@@ -50,6 +50,10 @@ type LB struct {
 // Name implements svc.LB.
 func (*LB) Name() string { return "ebpf-socket" }
 
+// Replicates implements result.Replicator: Cilium's socket-level load balancing (kube-proxy replacement with --bpf-lb-sock), as a cluster
+// running it records it.
+func (*LB) Replicates() string { return "cilium socket-lb" }
+
 // Summary implements svc.LB.
 func (*LB) Summary() string {
 	return "Cilium socket LB: cgroup connect4/sendmsg4/recvmsg4 rewrite the service address to a backend's"
