@@ -9,6 +9,7 @@ PACKAGES=(
   iptables       # nat mode, kube-proxy iptables
   nftables       # kube-proxy nftables
   conntrack      # services: flushing a load balancer's conntrack entries
+  ipset          # cnperf cluster --cni cilium: the agent keeps its masquerade exemptions in an ipset
   ethtool        # offloads in the environment record
   procps         # sysctl
   iperf3         # validation: stream engine against iperf3
