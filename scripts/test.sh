@@ -132,7 +132,7 @@ cluster_builds() {
 	local b t0 rc
 	for b in "${builds[@]}"; do
 		t0=$(date +%s)
-		CNPERF_BUILD_P=${CNPERF_BUILD_P:-$(nproc)} KUBE_BUILD_P=${CNPERF_BUILD_P:-$(nproc)} \
+		CNPERF_BUILD_P=${CNPERF_BUILD_P:-$(nproc)} KUBE_BUILD_P=${CNPERF_BUILD_P:-$(nproc)} CILIUM_BUILD_P=${CNPERF_BUILD_P:-$(nproc)} \
 			"scripts/$b-build.sh" >"$work/$b-build.out" 2>"$work/$b-build.log"
 		rc=$?
 		echo "$rc $(($(date +%s) - t0))" >"$work/$b-build.done"
