@@ -421,17 +421,23 @@ func score(rs []Reading) float64 {
 // when the comparison differs; one measured once and copied into every
 // round (no spread on either side, e.g. the services' sync time) is one
 // sample, which separates nothing.
-func separate(rs []result.Result, a, b []Reading, other Candidate) Separation {
+func separate(cm *stats.Comparer, a, b []Reading, other Candidate) Separation {
 	sep := Separation{Other: other}
+	type rkey struct {
+		rule           Rule
+		workload, step string
+	}
+	bs := make(map[rkey][]Reading, len(b))
+	for _, y := range b {
+		k := rkey{y.Rule, y.Workload, y.Step}
+		bs[k] = append(bs[k], y)
+	}
 	for _, x := range a {
-		for _, y := range b {
-			if x.Rule != y.Rule || x.Workload != y.Workload || x.Step != y.Step {
-				continue
-			}
+		for _, y := range bs[rkey{x.Rule, x.Workload, x.Step}] {
 			if constant(x) && constant(y) {
 				continue
 			}
-			c, ok := stats.CompareCells(rs, x.Cell, y.Cell, x.Figure, stats.Default)
+			c, ok := cm.Compare(x.Cell, y.Cell, x.Figure, stats.Default)
 			if !ok || stats.VerdictOf(c) != stats.Differs {
 				continue
 			}
@@ -454,6 +460,7 @@ func constant(r Reading) bool { return r.HasCI && r.Hi-r.Lo <= 1e-9*math.Abs(r.M
 // what puts it behind, and sorts them: by place, then score, then name.
 func place(rs []result.Result, ranked []Ranked) {
 	n := len(ranked)
+	cm := stats.NewComparer(rs)
 	sep := make([][]Separation, n)
 	above := make([][]bool, n) // above[i][j]: i is placed above j
 	for i := range ranked {
@@ -463,7 +470,7 @@ func place(rs []result.Result, ranked []Ranked) {
 	for i := range ranked {
 		for j := range ranked {
 			if i != j {
-				sep[i][j] = separate(rs, ranked[i].Readings, ranked[j].Readings, ranked[j].Candidate)
+				sep[i][j] = separate(cm, ranked[i].Readings, ranked[j].Readings, ranked[j].Candidate)
 				above[i][j] = len(sep[i][j].For) > 0 && len(sep[i][j].Against) == 0
 			}
 		}
