@@ -792,12 +792,16 @@ func (m seedMeasure) ratioString() string {
 }
 
 // agreement says how cnperf's ratio for a row compares with the study's
-// in size: "same size" when the study's ratio lies inside cnperf's
-// interval (or its range meets it) and cnperf shows a change against the
-// reference (or, for a study's "no change", shows equivalence); an
-// interval that also holds 1 shows neither; otherwise, by cnperf's verdict against
-// the reference, "same direction, N times the study's cost" (or gain),
-// "opposite direction", "level here", or not shown either way.
+// in size, by the same evidence rule as the order verdicts: "same size"
+// only where the evidence shows it: for a published range, cnperf's whole
+// interval inside the range; for a published point, the point inside
+// cnperf's interval and cnperf showing a change against the reference
+// (or, for a study's "no change", equivalence). An interval that meets a
+// range without lying inside it, or holds both the study's ratio and 1,
+// is "not shown", with the rounds that would decide it at the spread
+// seen. Otherwise, by cnperf's verdict against the reference, "same
+// direction, N times the study's cost" (or gain), "opposite direction",
+// "level here", or not shown either way.
 func agreement(s seedRatio, m seedMeasure) string {
 	if !m.hasCI {
 		return "one round: no interval to judge the size by"
@@ -815,13 +819,16 @@ func agreement(s seedRatio, m seedMeasure) string {
 		case math.IsNaN(lo) && math.IsNaN(hi):
 			return "-"
 		case (math.IsNaN(lo) || m.hi >= lo) && (math.IsNaN(hi) || m.lo <= hi):
-			if !math.IsNaN(lo) && !math.IsNaN(hi) {
-				return "same size (meets the study's range)"
-			}
-			if (math.IsNaN(lo) || m.lo >= lo) && (math.IsNaN(hi) || m.hi <= hi) {
+			inside := (math.IsNaN(lo) || m.lo >= lo) && (math.IsNaN(hi) || m.hi <= hi)
+			switch {
+			case inside && !math.IsNaN(lo) && !math.IsNaN(hi):
+				return "same size (inside the study's range)"
+			case inside:
 				return "within the study's bound"
+			case !math.IsNaN(lo) && !math.IsNaN(hi):
+				return "not shown: the interval reaches outside the study's range" + rangeRounds(m, lo, hi)
 			}
-			return "not shown either side of the study's bound"
+			return "not shown either side of the study's bound" + rangeRounds(m, lo, hi)
 		case !math.IsNaN(hi) && m.hi < hi:
 			return "below the study's " + rangeWord(s) + " (" + verdictWord(verdict) + " against the reference)"
 		}
@@ -856,6 +863,43 @@ func agreement(s seedRatio, m seedMeasure) string {
 		what = "cost"
 	}
 	return fmt.Sprintf("same direction, %s times the study's %s", fmtRatio(math.Abs(m.v-1)/math.Abs(s.v-1)), what)
+}
+
+// rangeRounds says how many rounds would put m's interval inside the
+// study's range [lo, hi] or clear of it (either may be NaN: open), were
+// the ratio and the spread to stay as seen: the standard error read back
+// off the interval (its half-width in logs over t at the comparison's
+// degrees of freedom) shrinks as 1/sqrt(rounds). "" without an estimate
+// within 1000 rounds.
+func rangeRounds(m seedMeasure, lo, hi float64) string {
+	c := m.cmp
+	if c == nil || c.CILevel <= 0 || c.N < 2 || c.CILow <= 0 {
+		return ""
+	}
+	df := func(k int) float64 { return float64(k - 1) }
+	if c.NAgainst > 0 {
+		df = func(k int) float64 { return float64(2*k - 2) }
+	}
+	q := 1 - (1-c.CILevel)/2
+	se0 := (math.Log(c.CIHigh) - math.Log(c.CILow)) / 2 / stats.TQuantile(q, df(c.N))
+	if se0 <= 0 || math.IsNaN(se0) {
+		return ""
+	}
+	r := math.Log(c.Ratio)
+	l, h := math.Inf(-1), math.Inf(1)
+	if !math.IsNaN(lo) {
+		l = math.Log(lo)
+	}
+	if !math.IsNaN(hi) {
+		h = math.Log(hi)
+	}
+	for k := c.N + 1; k <= 1000; k++ {
+		w := stats.TQuantile(q, df(k)) * se0 * math.Sqrt(float64(c.N)/float64(k))
+		if (r-w >= l && r+w <= h) || r+w < l || r-w > h {
+			return fmt.Sprintf(" (about %d rounds would decide it at this spread)", k)
+		}
+	}
+	return " (no round count within 1000 decides it at this spread)"
 }
 
 func rangeWord(s seedRatio) string {
