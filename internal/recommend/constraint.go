@@ -153,6 +153,9 @@ func Write(w io.Writer, rs []Result) {
 				fmt.Fprintf(w, "     note: %s\n", n)
 			}
 		}
+		for _, c := range r.Chains {
+			fmt.Fprintf(w, "  %s\n", c)
+		}
 		for _, x := range r.Removed {
 			fmt.Fprintf(w, "  removed %s: %s\n", x.Candidate, x.Reason)
 		}
@@ -164,7 +167,7 @@ func Write(w io.Writer, rs []Result) {
 		}
 	}
 	if slices.ContainsFunc(rs, func(r Result) bool { return len(r.Ranked) > 0 }) {
-		fmt.Fprintln(w, "places: a candidate is above another only when a figure the profile weighs separates them in its favour (the two cells paired by round: their ratio differs, p < 0.05 and its interval beyond 1 ± 5 %) and none in the other's; ties and trade-offs share a place.")
+		fmt.Fprintln(w, "places: a candidate is above another only when a figure the profile weighs separates them in its favour (the two cells paired by round: their ratio differs, p < 0.05 and its interval beyond 1 ± 5 %) and none in the other's; ties and trade-offs share a place, and so do candidates a chain links (A above B, B above C) where two of them are not separated: every candidate of a place is separated above every candidate of a later place.")
 		fmt.Fprintln(w, "score (orders a place only): weighted geometric mean over the rules of each figure relative to the best candidate (1 = best on every figure); `cnperf recommend --rules` lists the rules.")
 	}
 }

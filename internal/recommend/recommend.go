@@ -120,10 +120,12 @@ type Reading struct {
 // Ranked is one candidate's place. A candidate is placed above another
 // only when some figure the profile weighs separates them in its favour
 // (the two cells compared, paired by round: the verdict differs) and none
-// in the other's; places are groups of candidates no other of the group
-// is separated above (ties and trade-offs), never chained: the first
-// place holds every candidate nothing is above, the next every candidate
-// only those are above, and so on.
+// in the other's. Places form a true order: every candidate of a place
+// is separated above every candidate of each later place. The layers
+// (the first holds every candidate nothing is above, the next every
+// candidate only those are above...) are merged where a chain would order
+// an unseparated pair (A above B, B above C, A and C not separated: one
+// place, where B is behind A, C behind B, and A and C tied).
 type Ranked struct {
 	Candidate Candidate
 	Place     int // 1 = first
@@ -133,7 +135,8 @@ type Ranked struct {
 	// from; TradeOffs, those separated both ways (which figure favours whom).
 	TiedWith  []Candidate
 	TradeOffs []Separation
-	// Behind are the candidates of earlier places above it, and why.
+	// Behind are the candidates above it, and why: those of earlier
+	// places, and within its place those a chain keeps beside it.
 	Behind []Separation
 	Notes  []string // constraints' remarks that did not remove it
 }
@@ -161,6 +164,9 @@ type Result struct {
 	// Undecided says why the data cannot rank (no figure the profile reads,
 	// or one candidate only); Ranked is then empty.
 	Undecided string
+	// Chains say, for a place that holds separated candidates (A above B,
+	// B above C), which unseparated pairs (A and C) keep them in one place.
+	Chains []string
 	// NoIntervals: the run had one round, so no difference is tested.
 	NoIntervals bool
 	// Skipped are what the run asked for but could not measure here, with
@@ -328,7 +334,7 @@ func rankPlacement(run *result.Run, profile, pl string, rules []Rule, sums []res
 		}
 		ranked = append(ranked, Ranked{Candidate: c, Score: score(readings[c]), Readings: readings[c], Notes: notes})
 	}
-	place(run.Results, ranked)
+	res.Chains = place(run.Results, ranked)
 	res.Ranked = ranked
 	if len(ranked) == 0 {
 		res.Undecided = "every candidate was removed by the constraints"
@@ -458,7 +464,7 @@ func constant(r Reading) bool { return r.HasCI && r.Hi-r.Lo <= 1e-9*math.Abs(r.M
 
 // place sets each candidate's place, its ties and trade-offs within it and
 // what puts it behind, and sorts them: by place, then score, then name.
-func place(rs []result.Result, ranked []Ranked) {
+func place(rs []result.Result, ranked []Ranked) (chains []string) {
 	n := len(ranked)
 	cm := stats.NewComparer(rs)
 	sep := make([][]Separation, n)
@@ -475,6 +481,9 @@ func place(rs []result.Result, ranked []Ranked) {
 			}
 		}
 	}
+	// layers: the first holds every candidate nothing is above, the next
+	// every candidate only those are above, and so on
+	layer := make([]int, n)
 	placed := make([]bool, n)
 	for p, left := 1, n; left > 0; p++ {
 		var group []int
@@ -500,24 +509,79 @@ func place(rs []result.Result, ranked []Ranked) {
 			}
 		}
 		for _, j := range group {
-			ranked[j].Place = p
+			layer[j] = p
 			placed[j] = true
 			left--
 		}
-		for _, j := range group {
-			for _, i := range group {
-				switch {
-				case i == j:
-				case len(sep[j][i].For) == 0 && len(sep[j][i].Against) == 0:
-					ranked[j].TiedWith = append(ranked[j].TiedWith, ranked[i].Candidate)
-				default:
-					ranked[j].TradeOffs = append(ranked[j].TradeOffs, sep[j][i])
+	}
+	// places: layers merged wherever two candidates of different layers
+	// are not separated (A above B, B above C, A and C not), so that a
+	// place is above another only where every pair across them is
+	// separated: a true order, not a chain
+	merge := make([]int, n+2) // merge[l]: the last layer merged with layer l
+	for l := range merge {
+		merge[l] = l
+	}
+	for i := range ranked {
+		for j := range ranked {
+			if layer[i] < layer[j] && !above[i][j] {
+				merge[layer[i]] = max(merge[layer[i]], layer[j])
+			}
+		}
+	}
+	placeOf := make([]int, n+2)
+	for l, p, end := 1, 0, 0; l <= n; l++ {
+		if l > end {
+			p++
+		}
+		end = max(end, merge[l])
+		placeOf[l] = p
+	}
+	for j := range ranked {
+		ranked[j].Place = placeOf[layer[j]]
+	}
+	// say, per place that merged layers, which separated pairs it holds
+	// and which unseparated pairs kept them in it
+	for p := 1; p <= n; p++ {
+		var links, loose []string
+		for i := range ranked {
+			for j := range ranked {
+				if ranked[i].Place != p || ranked[j].Place != p {
+					continue
+				}
+				if above[i][j] {
+					links = append(links, fmt.Sprintf("%s above %s", ranked[i].Candidate, ranked[j].Candidate))
+				}
+				if layer[i] < layer[j] && !above[i][j] && !above[j][i] {
+					loose = append(loose, fmt.Sprintf("%s and %s", ranked[i].Candidate, ranked[j].Candidate))
 				}
 			}
-			for i := range ranked {
-				if ranked[i].Place > 0 && ranked[i].Place < p && above[i][j] {
-					ranked[j].Behind = append(ranked[j].Behind, sep[j][i])
-				}
+		}
+		if len(links) > 0 && len(loose) > 0 {
+			slices.Sort(links)
+			slices.Sort(loose)
+			chains = append(chains, fmt.Sprintf("place %d holds separated candidates (%s) because %s are not separated: a later place would order them",
+				p, strings.Join(links, ", "), strings.Join(loose, ", ")))
+		}
+	}
+	slices.Sort(chains)
+	for j := range ranked {
+		for i := range ranked {
+			if i == j {
+				continue
+			}
+			switch {
+			case ranked[i].Place < ranked[j].Place:
+				ranked[j].Behind = append(ranked[j].Behind, sep[j][i])
+			case ranked[i].Place > ranked[j].Place:
+			case above[i][j]:
+				// a chain kept in one place: above it, though it shares the place
+				ranked[j].Behind = append(ranked[j].Behind, sep[j][i])
+			case above[j][i]:
+			case len(sep[j][i].For) == 0 && len(sep[j][i].Against) == 0:
+				ranked[j].TiedWith = append(ranked[j].TiedWith, ranked[i].Candidate)
+			default:
+				ranked[j].TradeOffs = append(ranked[j].TradeOffs, sep[j][i])
 			}
 		}
 	}
@@ -531,6 +595,7 @@ func place(rs []result.Result, ranked []Ranked) {
 		}
 		return a.Candidate.String() < b.Candidate.String()
 	})
+	return chains
 }
 
 func undecided(profile string, rules []Rule, seen []Candidate) string {
