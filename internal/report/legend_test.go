@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,5 +20,32 @@ func TestLegendRoundsWithoutBaseline(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "the cells' spread") || !strings.Contains(b.String(), "vxlan tcp_rr cross-host") {
 		t.Errorf("noise line does not name the cells it measured:\n%s", b.String())
+	}
+}
+
+// TestNoiseNamesBackend: a run with the lab's baseline and a Kubernetes
+// baseline names the backend in the noise line (issue 35 item 8: the
+// stored kube-vs-replica run printed two "tcp_crr cross-host trans/s").
+func TestNoiseNamesBackend(t *testing.T) {
+	run, err := result.Read(filepath.Join("..", "..", "docs", "examples", "kube-vs-replica-iptables.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	Refresh(run)
+	var b bytes.Buffer
+	noise(&b, run)
+	line, _, _ := strings.Cut(b.String(), "\n")
+	_, list, _ := strings.Cut(line, "): ")
+	seen := map[string]bool{}
+	for _, part := range strings.Split(list, ", ") {
+		name, _, _ := strings.Cut(part, " (")
+		name = name[:strings.LastIndex(name, " ")] // without the CV
+		if seen[name] {
+			t.Errorf("noise line names %q twice: %s", name, line)
+		}
+		seen[name] = true
+	}
+	if !strings.Contains(line, "kubernetes: tcp_crr cross-host") {
+		t.Errorf("noise line does not name the kubernetes backend: %s", line)
 	}
 }

@@ -284,6 +284,9 @@ func noise(w io.Writer, run *result.Run) {
 	for _, s := range stats.NoiseSummaries(run.Summaries, FiguresOf) {
 		// the step too: a sweep's reference cells differ only by it
 		cell := s.Cell.Workload + " " + s.Cell.Placement
+		if s.Cell.Backend != "" { // the lab's and a backend's baselines differ only by it
+			cell = s.Cell.Backend + ": " + cell
+		}
 		if _, ref := stats.Reference(s.Cell); ref {
 			// no reference cell in the run: every cell's, named
 			whose, cell = "the cells'", s.Cell.Network+" "+cell

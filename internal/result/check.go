@@ -122,6 +122,11 @@ func (m Metrics) check() error {
 			if v < 0 {
 				return fmt.Errorf("%s.%s is %v; a time cannot be negative", mp.name, k, v)
 			}
+			if v == 0 && mp.name == "latency_us" && isPercentile(k) {
+				// no round trip takes no time: a zero percentile is a
+				// lost measurement, and a ranking would call it the best
+				return fmt.Errorf("%s.%s is 0; a measured latency percentile is positive (a cell that measured nothing is recorded as failed)", mp.name, k)
+			}
 		}
 	}
 	for _, k := range sortedKeys(m.Extra) {
@@ -130,6 +135,19 @@ func (m Metrics) check() error {
 		}
 	}
 	return nil
+}
+
+// isPercentile says a latency key names a percentile ("p50", "p99.9").
+func isPercentile(k string) bool {
+	if len(k) < 2 || k[0] != 'p' {
+		return false
+	}
+	for _, c := range k[1:] {
+		if (c < '0' || c > '9') && c != '.' && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 func finite(name string, v float64) error {

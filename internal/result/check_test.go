@@ -36,6 +36,8 @@ func TestCheck(t *testing.T) {
 		{"negative throughput", func(r *Run) { r.Results[0].Metrics.ThroughputBps = F(-5) }, "results[0] (bridge same-host tcp_rr round 1): throughput_bps is -5"},
 		{"negative latency", func(r *Run) { r.Results[0].Metrics.LatencyUs["p99"] = -1 }, "latency_us.p99 is -1"},
 		{"NaN", func(r *Run) { r.Results[1].Metrics.LatencyUs["p50"] = math.NaN() }, "latency_us.p50 is NaN"},
+		// issue 35 item 8: a zero p99 was accepted, and recommend rated it "1.00 of best"
+		{"zero percentile", func(r *Run) { r.Results[0].Metrics.LatencyUs["p99"] = 0 }, "latency_us.p99 is 0; a measured latency percentile is positive"},
 		{"Inf", func(r *Run) { r.Results[1].Metrics.TransactionsPerS = F(math.Inf(1)) }, "transactions_per_s is +Inf"},
 		{"loss above 1", func(r *Run) { r.Results[0].Metrics.LossRatio = F(1.5) }, "loss_ratio is 1.5"},
 		{"negative count", func(r *Run) { r.Results[0].Metrics.Transactions = I(-3) }, "transactions is -3"},
