@@ -499,10 +499,16 @@ func pairBySpeed(a, b []sample, sl slope) (x, y []float64, p result.SpeedPairing
 // speeds with the networks', and more rounds at mixed speeds would not
 // decide it.
 func unmatched(c *result.Comparison, sp *result.SpeedPairing) {
-	if sp.Method != result.SpeedUnmatched || c.Verdict == Undecided {
+	if sp.Method != result.SpeedUnmatched {
 		return
 	}
-	c.Verdict, c.Significant, c.RoundsNeeded = Undecided, false, 0
+	// more rounds at mixed speeds would not decide it: no round count,
+	// whatever the verdict was
+	c.RoundsNeeded = 0
+	if c.Verdict == Undecided {
+		return
+	}
+	c.Verdict, c.Significant = Undecided, false
 	sp.Note += "; the verdict is undecided whatever the interval"
 }
 
@@ -562,6 +568,9 @@ func applySpeeds(run *result.Run) {
 func speedWarning(sums []result.Summary, figures func(string) []result.Figure) string {
 	var names []string
 	for _, s := range sums {
+		if !hasRatio(s, figures) {
+			continue // a figure printed without a ratio (p50, p99): its comparison is in the JSON only
+		}
 		if c := s.VsBaseline; c != nil && c.Speed != nil && c.Speed.Method == result.SpeedUnmatched {
 			names = append(names, fmt.Sprintf("%s %s", CellName(s.Cell), figureLabel(s, figures)))
 		}
@@ -575,6 +584,17 @@ func speedWarning(sums []result.Summary, figures func(string) []result.Figure) s
 	}
 	return fmt.Sprintf("%s%s could not pair samples that ran at the same speed (within %.0f %%), so they mix the machine's speed with the networks': %s (each comparison's speed note in the JSON says which rounds and speeds); run more rounds (--repeat N) or stop other work on this machine",
 		WarnSpeed, what, 100*SpeedTolerance, strings.Join(names, ", "))
+}
+
+// hasRatio says a summary's figure is one a table prints its ratio to
+// the reference beside (result.Figure.Ratio).
+func hasRatio(s result.Summary, figures func(string) []result.Figure) bool {
+	for _, f := range figuresOf(figures, s.Cell.Workload) {
+		if f.Key == s.Figure {
+			return f.Ratio
+		}
+	}
+	return false
 }
 
 // Minority is the mode fewer of a run's cells ran at ("slow" or "fast"),

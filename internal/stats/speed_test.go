@@ -389,3 +389,17 @@ func TestSpeedNote(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmatchedNoRounds (issue 35 item 6): a comparison that could not
+// pair samples of one speed has no round count, undecided before or not:
+// more rounds at mixed speeds would not decide it.
+func TestUnmatchedNoRounds(t *testing.T) {
+	for _, v := range []string{Undecided, Differs} {
+		c := result.Comparison{Verdict: v, RoundsNeeded: 7}
+		sp := result.SpeedPairing{Method: result.SpeedUnmatched}
+		unmatched(&c, &sp)
+		if c.RoundsNeeded != 0 || c.Verdict != Undecided {
+			t.Errorf("verdict %s: after unmatched %s with %d rounds needed, want undecided with none", v, c.Verdict, c.RoundsNeeded)
+		}
+	}
+}
