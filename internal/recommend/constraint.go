@@ -153,6 +153,13 @@ func Write(w io.Writer, rs []Result) {
 				fmt.Fprintf(w, "     note: %s\n", n)
 			}
 		}
+		if f := r.Family; f.Size > 0 && len(r.Ranked) > 0 {
+			if f.Method == stats.HolmMethod {
+				fmt.Fprintf(w, "  family: %d comparisons of two candidates on one figure; a figure separates them only after Holm's correction for all %d (the chance of any false separation at most %g): %d separate after it, of %d alone (--uncorrected: each alone)\n", f.Size, f.Size, f.Alpha, f.After, f.Before)
+			} else {
+				fmt.Fprintf(w, "  family: %d comparisons of two candidates on one figure, each at %g alone (--uncorrected): some separations may be chance\n", f.Size, f.Alpha)
+			}
+		}
 		for _, c := range r.Chains {
 			fmt.Fprintf(w, "  %s\n", c)
 		}

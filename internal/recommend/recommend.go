@@ -167,6 +167,9 @@ type Result struct {
 	// Chains say, for a place that holds separated candidates (A above B,
 	// B above C), which unseparated pairs (A and C) keep them in one place.
 	Chains []string
+	// Family is the comparisons between candidates the places rest on and
+	// what the correction for their number did.
+	Family stats.Family
 	// NoIntervals: the run had one round, so no difference is tested.
 	NoIntervals bool
 	// Skipped are what the run asked for but could not measure here, with
@@ -334,7 +337,7 @@ func rankPlacement(run *result.Run, profile, pl string, rules []Rule, sums []res
 		}
 		ranked = append(ranked, Ranked{Candidate: c, Score: score(readings[c]), Readings: readings[c], Notes: notes})
 	}
-	res.Chains = place(run.Results, ranked)
+	res.Chains, res.Family = place(run.Results, ranked)
 	res.Ranked = ranked
 	if len(ranked) == 0 {
 		res.Undecided = "every candidate was removed by the constraints"
@@ -422,13 +425,21 @@ func score(rs []Reading) float64 {
 	return math.Exp(sum / w)
 }
 
-// separate compares a with b on every figure both were read on (same rule,
-// workload and step): their cells paired by round. A figure separates them
-// when the comparison differs; one measured once and copied into every
-// round (no spread on either side, e.g. the services' sync time) is one
-// sample, which separates nothing.
-func separate(cm *stats.Comparer, a, b []Reading, other Candidate) Separation {
-	sep := Separation{Other: other}
+// pairCmp is one figure's comparison of two candidates' cells (a against
+// b), with what it says for each side when it separates them.
+type pairCmp struct {
+	c        result.Comparison
+	ab, ba   string // the figure with a's ratio to b, and b's to a
+	aBetter  bool
+	hasSides bool // the figure has a direction
+}
+
+// compareAll compares a with b on every figure both were read on (same
+// rule, workload and step): their cells paired by round. One measured
+// once and copied into every round (no spread on either side, e.g. the
+// services' sync time) is one sample, which separates nothing, and is
+// not compared.
+func compareAll(cm *stats.Comparer, a, b []Reading, ca, cb Candidate) []pairCmp {
 	type rkey struct {
 		rule           Rule
 		workload, step string
@@ -438,25 +449,33 @@ func separate(cm *stats.Comparer, a, b []Reading, other Candidate) Separation {
 		k := rkey{y.Rule, y.Workload, y.Step}
 		bs[k] = append(bs[k], y)
 	}
+	var out []pairCmp
 	for _, x := range a {
 		for _, y := range bs[rkey{x.Rule, x.Workload, x.Step}] {
 			if constant(x) && constant(y) {
 				continue
 			}
 			c, ok := cm.Compare(x.Cell, y.Cell, x.Figure, stats.Default)
-			if !ok || stats.VerdictOf(c) != stats.Differs {
+			if !ok {
 				continue
 			}
-			what := fmt.Sprintf("%s %s %.2fx %s's [%.2f, %.2f]", x.Workload, x.Figure.Label, c.Ratio, other, c.CILow, c.CIHigh)
-			if c.Direction == stats.Better {
-				sep.For = append(sep.For, what)
-			} else if c.Direction == stats.Worse {
-				sep.Against = append(sep.Against, what)
+			p := pairCmp{c: c,
+				ab:       fmt.Sprintf("%s %s %.2fx %s's [%.2f, %.2f]", x.Workload, x.Figure.Label, c.Ratio, cb, c.CILow, c.CIHigh),
+				aBetter:  c.Direction == stats.Better,
+				hasSides: c.Direction == stats.Better || c.Direction == stats.Worse}
+			if c.Ratio > 0 && c.CILow > 0 {
+				p.ba = fmt.Sprintf("%s %s %.2fx %s's [%.2f, %.2f]", x.Workload, x.Figure.Label, 1/c.Ratio, ca, 1/c.CIHigh, 1/c.CILow)
 			}
+			out = append(out, p)
 		}
 	}
-	return sep
+	return out
 }
+
+// Uncorrected, set by `cnperf recommend --uncorrected`, separates two
+// candidates by any figure that differs at 5 % alone, not corrected for
+// the family of comparisons.
+var Uncorrected bool
 
 // constant says a reading had the same value in every round (its
 // interval, from logs, is then that value to the last bits).
@@ -464,7 +483,7 @@ func constant(r Reading) bool { return r.HasCI && r.Hi-r.Lo <= 1e-9*math.Abs(r.M
 
 // place sets each candidate's place, its ties and trade-offs within it and
 // what puts it behind, and sorts them: by place, then score, then name.
-func place(rs []result.Result, ranked []Ranked) (chains []string) {
+func place(rs []result.Result, ranked []Ranked) (chains []string, fam stats.Family) {
 	n := len(ranked)
 	cm := stats.NewComparer(rs)
 	sep := make([][]Separation, n)
@@ -472,11 +491,60 @@ func place(rs []result.Result, ranked []Ranked) (chains []string) {
 	for i := range ranked {
 		sep[i] = make([]Separation, n)
 		above[i] = make([]bool, n)
+		for j := range ranked {
+			sep[i][j].Other = ranked[j].Candidate
+		}
+	}
+	// every pair on every figure both were read on: one family, corrected
+	// together (stats.CorrectFamily), so that the chance of any false
+	// separation stays at alpha however many candidates and figures
+	type pairKey struct{ i, j int }
+	cmps := map[pairKey][]pairCmp{}
+	var all []*result.Comparison
+	for i := range ranked {
+		for j := i + 1; j < n; j++ {
+			ps := compareAll(cm, ranked[i].Readings, ranked[j].Readings, ranked[i].Candidate, ranked[j].Candidate)
+			cmps[pairKey{i, j}] = ps
+		}
+	}
+	for i := range ranked {
+		for j := i + 1; j < n; j++ {
+			ps := cmps[pairKey{i, j}]
+			for k := range ps {
+				all = append(all, &ps[k].c)
+			}
+		}
+	}
+	if Uncorrected {
+		copies := make([]*result.Comparison, len(all))
+		for k, c := range all {
+			x := *c
+			copies[k] = &x
+		}
+		f := stats.CorrectFamily(copies, stats.Default.Alpha)
+		fam = stats.Family{Method: "none", Alpha: f.Alpha, Size: f.Size, Before: f.Before, After: f.Before}
+	} else {
+		fam = stats.CorrectFamily(all, stats.Default.Alpha)
+	}
+	for i := range ranked {
+		for j := i + 1; j < n; j++ {
+			for _, p := range cmps[pairKey{i, j}] {
+				if stats.VerdictOf(p.c) != stats.Differs || !p.hasSides {
+					continue
+				}
+				if p.aBetter {
+					sep[i][j].For = append(sep[i][j].For, p.ab)
+					sep[j][i].Against = append(sep[j][i].Against, p.ba)
+				} else {
+					sep[i][j].Against = append(sep[i][j].Against, p.ab)
+					sep[j][i].For = append(sep[j][i].For, p.ba)
+				}
+			}
+		}
 	}
 	for i := range ranked {
 		for j := range ranked {
 			if i != j {
-				sep[i][j] = separate(cm, ranked[i].Readings, ranked[j].Readings, ranked[j].Candidate)
 				above[i][j] = len(sep[i][j].For) > 0 && len(sep[i][j].Against) == 0
 			}
 		}
@@ -595,7 +663,7 @@ func place(rs []result.Result, ranked []Ranked) (chains []string) {
 		}
 		return a.Candidate.String() < b.Candidate.String()
 	})
-	return chains
+	return chains, fam
 }
 
 func undecided(profile string, rules []Rule, seen []Candidate) string {

@@ -63,6 +63,19 @@ func comparisonSection(ins []Input) section {
 	// the answer first: the ratio charts, the summary of their verdicts
 	// and the verdicts' table; the figures themselves below, under their
 	// own heading
+	// the verdicts as the table prints them: corrected for the family
+	var families []string
+	ins = slices.Clone(ins)
+	for i := range ins {
+		run, fam, demoted := Corrected(ins[i].Run)
+		ins[i].Run = run
+		if l := familyLine(fam, demoted); l != "" {
+			if len(ins) > 1 {
+				l = ins[i].Name + ": " + l
+			}
+			families = append(families, l)
+		}
+	}
 	sec.Answer = Answer(ins)
 	figures := section{ID: "figures", Title: "The figures themselves"}
 	verdicts := htmlTable{Caption: "Each ratio to the baseline, its 95 % interval and its verdict", Head: []string{"run", "workload", "cell", "figure", "ratio [95 %]", "verdict", "rounds that would decide it"}}
@@ -155,7 +168,7 @@ func comparisonSection(ins []Input) section {
 	}
 	sec.Subs = append(sec.Subs, figures)
 	if len(sec.Charts) > 0 {
-		sec.Notes = howToRead
+		sec.Notes = append(howToRead, families...)
 	}
 	return sec
 }

@@ -97,6 +97,7 @@ func Table(w io.Writer, run *result.Run) {
 		}
 		byStep[r.Step] = append(byStep[r.Step], r)
 	}
+	run, fam, demoted := Corrected(run)
 	sums := indexSummaries(run.Summaries)
 	slow := stats.MinorityRounds(run)
 	searchSteps := 0
@@ -130,7 +131,7 @@ func Table(w io.Writer, run *result.Run) {
 		fmt.Fprintf(w, "skipped %s: %s\n", what, s.Reason)
 	}
 	if len(sums) > 0 {
-		legend(w, run)
+		legend(w, run, familyLine(fam, demoted))
 	} else {
 		fmt.Fprintln(w, "(x) is the ratio of the mean to the baseline's in the same placement, with no rounds to pair and no test:")
 		fmt.Fprintln(w, "every ratio is ? undecided; "+aboveOne(ratioFigures(run))+".")
@@ -175,7 +176,7 @@ func indexSummaries(ss []result.Summary) map[sumKey]result.Summary {
 // legend explains a table of medians: what the ratio and its interval
 // are, what each verdict's mark means, and for the undecided ratios how
 // many rounds would decide them, from the run's own comparisons.
-func legend(w io.Writer, run *result.Run) {
+func legend(w io.Writer, run *result.Run, family string) {
 	n, level := run.Rounds, 0.0
 	var c *result.Comparison
 	for _, s := range run.Summaries {
@@ -226,6 +227,9 @@ func legend(w io.Writer, run *result.Run) {
 	fmt.Fprintf(w, "[lo, hi] is its %g%% interval (%s); %s.\n", 100*level, c.Test, aboveOne(ratioFigures(run)))
 	fmt.Fprintf(w, "verdicts (p<%g, minimum effect %g %%): no mark = differs (the interval clear of [%.2f, %.2f]); = equivalent\n", c.Alpha, e, 1-c.MinEffect, 1+c.MinEffect)
 	fmt.Fprintf(w, "(the whole interval inside [%.2f, %.2f]); ? undecided: neither a difference nor an equivalence is shown.\n", 1-c.MinEffect, 1+c.MinEffect)
+	if family != "" {
+		fmt.Fprintln(w, family)
+	}
 	if d := toDecide(run); d != "" {
 		fmt.Fprintln(w, "? more rounds would decide (--repeat N); at the spread seen, about: "+d)
 	}
@@ -281,6 +285,9 @@ func toDecide(run *result.Run) string {
 		}
 		if c.Speed != nil && c.Speed.Method == result.SpeedUnmatched {
 			continue // its problem is the machine's speed, not rounds (the † line)
+		}
+		if stats.PEffect(*c) < c.Alpha {
+			continue // differs alone, not after the family's correction (the family line)
 		}
 		k := "more than 1000"
 		if c.RoundsNeeded > 0 {
