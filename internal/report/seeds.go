@@ -168,6 +168,9 @@ type seedCell struct {
 	key    result.CellKey
 	fig    result.Figure
 	rounds map[int][]float64
+	// cm compares the run's cells by the machine's speed where both
+	// recorded it (nil: the run has no speed witness)
+	cm *stats.Comparer
 }
 
 func (c *seedCell) samples() []sample2 {
@@ -239,7 +242,7 @@ func plainStep(step string) bool {
 }
 
 // match collects the cnperf cells of row r in column c of t from run.
-func (t SeedTable) match(run *result.Run, r SeedRow, c SeedColumn, most map[string]int) []*seedCell {
+func (t SeedTable) match(run *result.Run, r SeedRow, c SeedColumn, most map[string]int, cm *stats.Comparer) []*seedCell {
 	wls := t.Workloads
 	if c.Workload != "" {
 		wls = []string{c.Workload}
@@ -291,7 +294,7 @@ func (t SeedTable) match(run *result.Run, r SeedRow, c SeedColumn, most map[stri
 		k := res.Key()
 		sc := by[k]
 		if sc == nil {
-			sc = &seedCell{key: k, fig: f, rounds: map[int][]float64{}}
+			sc = &seedCell{key: k, fig: f, rounds: map[int][]float64{}, cm: cm}
 			by[k] = sc
 			out = append(out, sc)
 		}
@@ -369,6 +372,13 @@ func compareSeedCells(a, b *seedCell) (result.Comparison, bool) {
 	if b == nil {
 		vs := a.values()
 		return stats.Paired(vs, slices.Repeat([]float64{1}, len(vs)), a.fig.Better, stats.Default)
+	}
+	if a.cm != nil {
+		// where both cells recorded the machine's speed, paired by it
+		// (a ratio mixing speeds stays undecided: the table's †)
+		if c, ok := a.cm.Compare(a.key, b.key, a.fig, stats.Default); ok && c.Speed != nil {
+			return c, true
+		}
 	}
 	if x, y, paired := pairByRound(a, b); paired {
 		return stats.Paired(x, y, a.fig.Better, stats.Default)
@@ -481,6 +491,11 @@ func CompareSeeds(run *result.Run) []SeedResult {
 			most[r.Workload] = r.Services
 		}
 	}
+	// pairs respect the machine's speed as the table's ratios do
+	var cm *stats.Comparer
+	if slices.ContainsFunc(run.Results, func(r result.Result) bool { return r.MachineSpeed != nil }) {
+		cm = stats.NewComparer(run.Results)
+	}
 	var out []SeedResult
 	for _, t := range SeedTables {
 		sr := SeedResult{Table: t}
@@ -490,7 +505,7 @@ func CompareSeeds(run *result.Run) []SeedResult {
 			cr := SeedColumnResult{Column: col}
 			var refs []*seedCell
 			if hasRef {
-				refs = t.match(run, refRow, col, most)
+				refs = t.match(run, refRow, col, most, cm)
 			}
 			for _, row := range t.Rows {
 				rr := SeedRowResult{Row: row}
@@ -500,7 +515,7 @@ func CompareSeeds(run *result.Run) []SeedResult {
 				default:
 					rr.Study = seedRatio{v: at(row.Values, ci), lo: math.NaN(), hi: math.NaN()}
 				}
-				for _, c := range t.match(run, row, col, most) {
+				for _, c := range t.match(run, row, col, most, cm) {
 					var ref *seedCell
 					if hasRef && !col.IsRatio && t.Form != Rank {
 						ref = counterpart(c, refRow, refs)
@@ -578,6 +593,9 @@ func (t SeedTable) order(cr *SeedColumnResult) {
 			x, y := items[a], items[b]
 			if x.row == y.row || x.m.cell.key.Workload != y.m.cell.key.Workload {
 				continue
+			}
+			if x.m.cell.key.Network != "" && y.m.cell.key.Network != "" && x.m.cell.key.Backend != y.m.cell.key.Backend {
+				continue // pairs are within one backend: the lab's vxlan is not ordered against a cluster's baseline
 			}
 			sd := studyOrder(t.Form, x.study, y.study)
 			if sd == 0 {
