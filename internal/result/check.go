@@ -6,10 +6,13 @@ import (
 	"sort"
 )
 
-// MaxFileBytes bounds the results file Read accepts: decoding takes
-// several times a file's size in memory, and no run of cnperf's writes a
-// file near it (a 1,000-round run of the default suite is about 60 MB).
-var MaxFileBytes int64 = 512 << 20
+// MaxFileBytes bounds the results file Read accepts: decoding and
+// summarizing take about 3.2 times a file's size in memory (a 234 MB file
+// of 100,000 results: 747 MB for `cnperf report`, 762 MB for `cnperf
+// recommend`; docs/validation.md), so 256 MB keeps a reader under about
+// 850 MB, and no run of cnperf's writes a file near it (a 1,000-round
+// run of the default suite is about 60 MB).
+var MaxFileBytes int64 = 256 << 20
 
 // Check refuses a run whose records cannot be true of any measurement: a
 // rate that is not positive, a time or count below zero, a loss outside

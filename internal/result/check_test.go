@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -100,5 +101,32 @@ func TestReadRefuses(t *testing.T) {
 	}
 	if errors.Is(err, os.ErrNotExist) {
 		t.Error("the cap is not a missing file")
+	}
+}
+
+// TestReadSniffs (issue 34 item 5): a large file that is not JSON is
+// refused from its first bytes, with the file named, before it is read
+// whole.
+func TestReadSniffs(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.bin")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 64 MB of zeros: read whole, the refusal would cost that much memory
+	if err := f.Truncate(64 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = Read(p)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "big.bin: not a cnperf results file (it does not start with a JSON object") {
+		t.Fatalf("err %v", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("refusing a 64 MB non-JSON file allocated %d bytes", grew)
 	}
 }
