@@ -97,6 +97,7 @@ func comparisonSection(ins []Input) section {
 	}
 	for _, in := range ins {
 		sums := kit.Summaries(in.Run)
+		idx := indexSummaries(sums)
 		for _, s := range sums {
 			k := s.Cell
 			if k.LB != "" || searchStep(k.Step) || s.N == 0 {
@@ -144,7 +145,9 @@ func comparisonSection(ins []Input) section {
 				})
 				name := seriesName(in, overlay, "ratio")
 				addIntervalPoint(c, name, cellLabel(k), v.Ratio, v.CILevel > 0 || v.CILow != 0 || v.CIHigh != 0, v.CILow, v.CIHigh)
-				verdicts.Rows = append(verdicts.Rows, verdictRow(in.Name, title, cellLabel(k), f.Label, *v))
+				row := verdictRow(in.Name, title, cellLabel(k), f.Label, *v)
+				row[4] = tableRatio(s, idx) // with the table's ‡ for rounds left out
+				verdicts.Rows = append(verdicts.Rows, row)
 			}
 		}
 	}

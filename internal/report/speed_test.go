@@ -176,3 +176,21 @@ func TestSpeedLegendMatchesTable(t *testing.T) {
 		}
 	}
 }
+
+// TestRepairedMarkHTML: the HTML's verdicts carry the same ‡ marks as the
+// table (issue 35 item 2: "the HTML too").
+func TestRepairedMarkHTML(t *testing.T) {
+	run, err := result.Read(filepath.Join("..", "..", "docs", "examples", "speed-after-2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := HTML(&b, []Input{NewInput("speed-after-2.json", run)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"?0.68x‡3/5 [0.50, 0.92]", "?0.55x‡4/5† [0.15, 2.02]"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
