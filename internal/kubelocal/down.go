@@ -37,6 +37,10 @@ func (c *Cluster) teardown() error {
 	if err := lab.StopRunCgroup(c.cfg.ID, c.cfg.Grace, c.cfg.StopLimit); err != nil {
 		return fmt.Errorf("%w; run `cnperf cluster down` again", err)
 	}
+	// before the state folder goes: it says what up made for Cilium
+	if err := c.releaseCilium(); err != nil {
+		return err
+	}
 	// the namespaces and the state folder, as `cnperf clean` removes a
 	// dead run's (/run/containerd stays: other containerds' shims use it)
 	if _, err := lab.CleanRun(c.cfg.ID, true); err != nil {
@@ -79,5 +83,11 @@ func (c *Cluster) Status(ctx context.Context, stdout, stderr io.Writer) error {
 	if err := c.Kubectl(ctx, nil, stdout, stderr, "get", "nodes", "-o", "wide"); err != nil {
 		return err
 	}
-	return c.Kubectl(ctx, nil, stdout, stderr, "get", "pods", "-A", "-o", "wide")
+	if err := c.Kubectl(ctx, nil, stdout, stderr, "get", "pods", "-A", "-o", "wide"); err != nil {
+		return err
+	}
+	if c.runsCilium() {
+		fmt.Fprint(stdout, c.ciliumStatus(ctx))
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +27,7 @@ var upSteps = []step{
 	{"underlay", (*Cluster).makeUnderlay},
 	{"etcd", (*Cluster).startEtcd},
 	{"control plane", (*Cluster).startControlPlane},
+	{"cilium crds", (*Cluster).applyCiliumCRDs},
 	{"nodes", (*Cluster).startNodes},
 	{"ready", (*Cluster).waitReady},
 }
@@ -152,6 +154,11 @@ func (c *Cluster) preflight(ctx context.Context) error {
 	if c.cfg.flannel() != "" && !executable(filepath.Join(c.cfg.FlannelDir, "flanneld")) {
 		return fmt.Errorf("--cni %s needs flanneld in %s; build it with scripts/flannel-build.sh", c.cfg.CNI, c.cfg.FlannelDir)
 	}
+	if c.cfg.cilium() {
+		if err := c.ciliumPreflight(); err != nil {
+			return err
+		}
+	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%s not in %s; build them with scripts/kube-build.sh (about an hour cold on 2 CPUs), or give --bin DIR", strings.Join(missing, ", "), c.cfg.BinDir)
 	}
@@ -261,8 +268,8 @@ func (c *Cluster) makeUnderlay(ctx context.Context) error {
 	for _, h := range append([]*lab.Host{cp}, l.Hosts...) {
 		var ops []iproute.Op
 		for _, m := range l.Hosts {
-			// Flannel routes the pod subnets itself (the ones it leased)
-			if m != h && c.cfg.flannel() == "" {
+			// Flannel and Cilium route the pod subnets themselves
+			if m != h && c.cfg.flannel() == "" && !c.cfg.cilium() {
 				ops = append(ops, iproute.Route{Dst: m.PodCIDR, Via: m.IP})
 			}
 		}
@@ -448,6 +455,11 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 
 // startNodes starts every node at once.
 func (c *Cluster) startNodes(ctx context.Context) error {
+	if c.cfg.cilium() {
+		if err := c.prepareCilium(); err != nil {
+			return err
+		}
+	}
 	return c.lab.Each(ctx, c.cfg.Nodes, func(ctx context.Context, i int) error {
 		if err := c.startNode(ctx, i+1); err != nil {
 			return fmt.Errorf("node %s: %w", nodeName(i+1), err)
@@ -462,7 +474,7 @@ func (c *Cluster) startNodes(ctx context.Context) error {
 // kube-proxy.
 func (c *Cluster) startNode(ctx context.Context, n int) error {
 	nd, name := c.nodeDir(n), nodeName(n)
-	for _, d := range []string{"cni", "kubelet", "podlogs", "bin", "sysctl"} {
+	for _, d := range []string{"cni", "kubelet", "podlogs", "bin", "sysctl", "cnibin"} {
 		if err := os.MkdirAll(filepath.Join(nd, d), 0o755); err != nil {
 			return err
 		}
@@ -470,7 +482,7 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 	files := [][2]string{
 		{"containerd.toml", c.containerdConfig(n)}, {"kubelet.yaml", c.kubeletConfig(n)}, {"kube-proxy.yaml", c.kubeProxyConfig(n)},
 	}
-	if c.cfg.flannel() == "" {
+	if c.cfg.flannel() == "" && !c.cfg.cilium() {
 		files = append(files, [2]string{"cni/10-cnperf.conflist", c.cniConflist(n)})
 	}
 	for _, f := range files {
@@ -478,25 +490,47 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 			return err
 		}
 	}
-	for _, ln := range c.iptablesLinks() {
+	links := c.iptablesLinks()
+	if c.cfg.cilium() {
+		links = append(links, ciliumLinks()...)
+	}
+	for _, ln := range links {
 		if err := os.Symlink(ln[1], filepath.Join(nd, "bin", ln[0])); err != nil {
 			return err
 		}
 	}
-	for _, kv := range kubeletSysctls {
+	if err := c.linkCNIBin(n); err != nil {
+		return err
+	}
+	sysctls := kubeletSysctls
+	if c.cfg.cilium() {
+		for _, k := range ciliumSysctls {
+			// the host's own value: what the agent reads back
+			v, err := os.ReadFile("/proc/sys/" + k)
+			if err != nil {
+				return err
+			}
+			sysctls = append(sysctls, [2]string{k, strings.TrimSpace(string(v))})
+		}
+	}
+	for _, kv := range sysctls {
 		if err := os.WriteFile(c.sysctlFile(n, kv[0]), []byte(kv[1]+"\n"), 0o644); err != nil {
 			return err
 		}
 	}
-	if _, err := lab.MakeCgroup(c.cgroup(name)); err != nil { // kubelet's cgroupRoot must exist
+	if _, err := lab.MakeCgroup(c.cgroup(c.podCgroup(n))); err != nil { // kubelet's cgroupRoot must exist
 		return err
 	}
-	sys := name + "-sys"
+	sys := c.sysCgroup(n)
 	holder, err := c.spawn("mnt-"+name, name, sys, 0, nil, "unshare", "-m", "--propagation", "private", "sleep", "infinity")
 	if err != nil {
 		return err
 	}
 	mnt := holder.Cmd.Process.Pid
+	// status finds the node's mount namespace by it
+	if err := os.WriteFile(filepath.Join(nd, "mnt.pid"), []byte(strconv.Itoa(mnt)+"\n"), 0o644); err != nil {
+		return err
+	}
 	if err := c.waitFor(ctx, "the mount namespace of "+name, "mnt-"+name, func(context.Context) error {
 		own, _ := os.Readlink("/proc/self/ns/mnt")
 		its, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", mnt))
@@ -522,6 +556,9 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 	}
 	for _, kv := range kubeletSysctls {
 		mounts = append(mounts, []string{"mount", "--bind", c.sysctlFile(n, kv[0]), "/proc/sys/" + kv[0]})
+	}
+	if c.cfg.cilium() {
+		mounts = append(mounts, c.ciliumMounts(n)...)
 	}
 	for _, m := range mounts {
 		if _, err := c.in(ctx, name, mnt, m...); err != nil {
@@ -559,6 +596,14 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 		"--root-dir="+filepath.Join(nd, "kubelet"), "--hostname-override="+name, "--node-ip="+c.nodeIP(n)); err != nil {
 		return err
 	}
+	if c.cfg.cilium() {
+		if err := c.startCilium(ctx, n, mnt, path); err != nil {
+			return err
+		}
+		if c.cfg.KubeProxyReplacement {
+			return nil // Cilium serves the Services: no kube-proxy
+		}
+	}
 	_, err = c.spawn("kube-proxy-"+name, name, sys, mnt, path, filepath.Join(c.cfg.BinDir, "kube-proxy"),
 		"--config="+filepath.Join(nd, "kube-proxy.yaml"))
 	return err
@@ -584,7 +629,7 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 		}); err != nil {
 			return err
 		}
-		if _, err := c.kubectl(ctx, "annotate", "node", name, "--overwrite", AnnotCNI+"="+c.cniName()); err != nil {
+		if _, err := c.kubectl(ctx, "annotate", "node", name, "--overwrite", AnnotCNI+"="+c.cniName(), AnnotSystems+"="+c.systems()); err != nil {
 			return err
 		}
 	}

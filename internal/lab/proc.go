@@ -365,6 +365,9 @@ func CleanRun(id string, force bool) ([]Leftover, error) {
 		}
 		removed = append(removed, lo)
 	}
+	if err := ReleaseCgroup2(); err != nil && firstErr == nil {
+		firstErr = err
+	}
 	_ = os.Remove(StateRoot) // only when no run holds a folder in it
 	return removed, firstErr
 }

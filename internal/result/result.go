@@ -412,6 +412,7 @@ func Parse(path string, b []byte) (*Run, error) {
 	if err := r.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %v; the file is not as cnperf wrote it: restore it, or remove that record", path, err)
 	}
+	r.upgradeReplicas()
 	return &r, nil
 }
 

@@ -119,6 +119,7 @@ func Execute(ctx context.Context, plan plan.Plan, o Options) (*result.Run, strin
 	}
 	run.Environment.CPULatencyUs = held
 	run.Environment.Tools = toolVersions()
+	run.Environment.Replicas = plan.Replicas()
 	execErr := runner.Execute(ctx, plan, run)
 	run.FinishedAt = time.Now().UTC()
 	if err := saveAndShow(o, run, path, execErr); err != nil {
