@@ -456,6 +456,9 @@ type SeedColumnResult struct {
 	// Against: the pair differs here in the opposite direction.
 	Against []string
 	Verdict string
+	// Family is the correction of the pairs' verdicts for their number
+	// (Holm; none with --uncorrected).
+	Family stats.Family
 }
 
 // SeedResult is a study table set beside one run.
@@ -587,7 +590,12 @@ func (t SeedTable) order(cr *SeedColumnResult) {
 			items = append(items, item{i, rr.Study, m})
 		}
 	}
-	untestedOpposite := true
+	type orderedPair struct {
+		x, y   item
+		sd, cd int
+		cmp    result.Comparison
+	}
+	var pairs []orderedPair
 	for a := 0; a < len(items); a++ {
 		for b := a + 1; b < len(items); b++ {
 			x, y := items[a], items[b]
@@ -615,6 +623,22 @@ func (t SeedTable) order(cr *SeedColumnResult) {
 			if t.Form == Rank && x.m.cell.fig.Better != result.LowerBetter {
 				cd = -cd // a larger value is a better (smaller) rank
 			}
+			pairs = append(pairs, orderedPair{x, y, sd, cd, cmp})
+		}
+	}
+	// the column's pairs are one family: a pair is shown (or against) only
+	// after Holm's correction for their number, as the table's verdicts
+	cmps := make([]*result.Comparison, len(pairs))
+	for i := range pairs {
+		cmps[i] = &pairs[i].cmp
+	}
+	if !Uncorrected {
+		cr.Family = stats.CorrectFamily(cmps, 0)
+	}
+	untestedOpposite := true
+	for _, p := range pairs {
+		{
+			x, y, sd, cd, cmp := p.x, p.y, p.sd, p.cd, p.cmp
 			cr.Pairs++
 			rel := map[int]string{1: ">", -1: "<", 0: "="}[cd]
 			pair := fmt.Sprintf("%s %s %s (%s)", cellName(x.m, cr.Rows[x.row].Row), rel, cellName(y.m, cr.Rows[y.row].Row), pairEvidence(cmp))
