@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/hostsnap"
 	"github.com/cnperf/cnperf/internal/testutil"
 
 	"github.com/cnperf/cnperf/internal/result"
@@ -80,6 +81,10 @@ func TestLocalKubernetesCluster(t *testing.T) {
 			down()
 		}
 	})
+
+	// issue 34 finding 3: kubelet wrote the host's /var/lib/kubelet (and
+	// /var/log/containers), shared by the nodes, left after down
+	filesBefore := hostsnap.Files(kubeHostPaths...)
 
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -244,7 +249,14 @@ func TestLocalKubernetesCluster(t *testing.T) {
 	for _, left := range kubeLeftovers() {
 		t.Errorf("left after down: %s", left)
 	}
+	for _, d := range hostsnap.Diff(hostsnap.Snapshot{"files": filesBefore}, hostsnap.Snapshot{"files": hostsnap.Files(kubeHostPaths...)}) {
+		t.Errorf("the host's files after up and down: %s", d)
+	}
 }
+
+// kubeHostPaths are where a Kubernetes node writes on its host by
+// default; the local cluster's nodes write their own (kubelocal.nodeVar).
+var kubeHostPaths = []string{"/var/lib/kubelet", "/var/lib/cni", "/var/log/containers", "/var/log/pods", "/etc/cni", "/etc/kubernetes", "/run/flannel"}
 
 // kubePlacement is issue 24's placement on the real cluster: the nodes
 // labelled with two zones, one tainted, each option chooses the nodes it

@@ -6,13 +6,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
@@ -348,4 +353,69 @@ func TestLock(t *testing.T) {
 		t.Fatalf("after unlock: %v", err)
 	}
 	b.unlock()
+}
+
+// Issue 34 finding 7: of two concurrent downs, the first called the
+// second an up and sent it SIGTERM. A down holds the lock here (its pid a
+// sleep standing in for it): another down waits for it, and signals
+// nothing.
+func TestDownWaitsForAnotherDown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	other := exec.Command("sleep", "30")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+	held, _, err := tryLock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strconv.Itoa(other.Process.Pid)+" down\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	c, err := New(Config{Nodes: 1, Lock: path, Log: &log, Grace: time.Second, StopLimit: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { time.Sleep(300 * time.Millisecond); held.unlock() }()
+	l, err := c.lockDown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.unlock()
+	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the other down (pid %d) was signalled: %v; log: %s", other.Process.Pid, err, log.String())
+	}
+	if !strings.Contains(log.String(), "waiting for the `cnperf cluster down` still running") {
+		t.Errorf("log: %q", log.String())
+	}
+	if _, err := c.lockUp(); err != nil {
+		t.Errorf("up after the downs: %v", err)
+	}
+}
+
+// nodeVarDir gives the node its own entry and links every other one to
+// the read-only view of the host's folder.
+func TestNodeVarDir(t *testing.T) {
+	host, nd := t.TempDir(), t.TempDir()
+	for _, d := range []string{"dpkg", "kubelet"} {
+		if err := os.Mkdir(filepath.Join(host, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mounts, err := nodeVarDir(nd, host, "kubelet", "/node/kubelet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(nd, "own", host)
+	for name, want := range map[string]string{"kubelet": "/node/kubelet", "dpkg": filepath.Join(nd, "host", host, "dpkg")} {
+		if got, err := os.Readlink(filepath.Join(own, name)); err != nil || got != want {
+			t.Errorf("%s -> %q (%v), want %q", name, got, err, want)
+		}
+	}
+	want := fmt.Sprint([][]string{{"mount", "--bind", "-o", "ro", host, filepath.Join(nd, "host", host)}, {"mount", "--bind", own, host}})
+	if got := fmt.Sprint(mounts); got != want {
+		t.Errorf("mounts %s, want %s", got, want)
+	}
 }

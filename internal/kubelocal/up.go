@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -83,8 +84,17 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	if err := c.writeRegistryHosts(); err != nil {
 		return err
 	}
-	// kubectl and status find the binaries here
+	// this up owns the state folder until etcd does (startEtcd): `cnperf
+	// clean` leaves it alone while the up lives, and removes it once it is
+	// gone, whichever step it was killed in
+	if err := lab.WriteOwner(c.cfg.ID, os.Getpid()); err != nil {
+		return err
+	}
+	// kubectl and status find the binaries here, status the nodes asked
 	if err := os.WriteFile(filepath.Join(c.Dir(), "bin"), []byte(c.cfg.BinDir+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir(), "nodes"), []byte(strconv.Itoa(c.cfg.Nodes)+"\n"), 0o644); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -98,19 +108,28 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 		}
 		c.logf("%s: done in %v", s.name, time.Since(t0).Round(100*time.Millisecond))
 	}
+	// status tells a cluster whose up finished from one it was killed in
+	if err := os.WriteFile(c.upDone(), nil, 0o644); err != nil {
+		return err
+	}
 	c.logf("up: %d nodes Ready in %v; `cnperf cluster kubectl get nodes`, or KUBECONFIG=%s inside %s",
 		c.cfg.Nodes, time.Since(start).Round(time.Second), c.AdminKubeconfig(), c.CPNetNS())
 	return nil
 }
 
 // keepLogs copies the logs of a cluster about to be removed after err
-// to /tmp/cnperf-ID-failed-logs, and says so in the error.
+// to /tmp/cnperf-ID-failed-logs-RANDOM/log, and says so in the error.
 func (c *Cluster) keepLogs(err error) error {
-	keep := filepath.Join(os.TempDir(), "cnperf-"+c.cfg.ID+"-failed-logs")
-	_ = os.RemoveAll(keep)
-	if cerr := exec.Command("cp", "-r", c.logDir(), keep).Run(); cerr == nil {
-		return fmt.Errorf("%w (logs in %s)", err, keep)
+	// a fresh folder of an unpredictable name (0700): root writing at a
+	// fixed name under /tmp follows whatever link another user put there
+	keep, merr := os.MkdirTemp("", "cnperf-"+c.cfg.ID+"-failed-logs-")
+	if merr != nil {
+		return err
 	}
+	if cerr := exec.Command("cp", "-r", c.logDir(), filepath.Join(keep, "log")).Run(); cerr == nil {
+		return fmt.Errorf("%w (logs in %s)", err, filepath.Join(keep, "log"))
+	}
+	_ = os.RemoveAll(keep)
 	return err
 }
 
@@ -211,20 +230,32 @@ func (c *Cluster) source() (string, error) {
 
 // buildImages builds the pause and agent binaries (static, at the lowest
 // CPU priority: others measure on this machine) and writes their images.
+//
+// The builds work in the cluster's state folder and run in its cgroup
+// (images): an up killed meanwhile leaves neither a folder under /tmp nor
+// a `go build` running that `down` and `clean` would not find.
 func (c *Cluster) buildImages(ctx context.Context) error {
-	tmp, err := os.MkdirTemp("", "cnperf-cluster-images")
+	tmp, err := os.MkdirTemp(c.Dir(), "build-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	cg, err := lab.MakeCgroup(c.cgroup("images"))
+	if err != nil {
+		return err
+	}
 	for _, b := range []struct{ dir, pkg, out, image, tar string }{
 		{filepath.Join(c.cfg.Src, "kube"), "./pause", "pause", PauseImage, "pause.tar"},
 		{c.cfg.Src, "./cmd/cnperf", "cnperf", AgentImage, "agent.tar"},
 	} {
 		bin := filepath.Join(tmp, b.out)
-		cmd := exec.CommandContext(ctx, "nice", "-n", "19", "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, b.pkg)
+		argv := lab.InCgroups(cg, "nice", "-n", "19", "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, b.pkg)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Dir = b.dir
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		// go's own work folders too (default under /tmp)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOTMPDIR="+tmp)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building %s: %v: %s", b.pkg, err, lastLine(string(out)))
 		}
@@ -557,6 +588,11 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 	for _, kv := range kubeletSysctls {
 		mounts = append(mounts, []string{"mount", "--bind", c.sysctlFile(n, kv[0]), "/proc/sys/" + kv[0]})
 	}
+	vars, err := c.nodeVar(n)
+	if err != nil {
+		return err
+	}
+	mounts = append(mounts, vars...)
 	if c.cfg.cilium() {
 		mounts = append(mounts, c.ciliumMounts(n)...)
 	}
@@ -593,7 +629,7 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 	}
 	if _, err := c.spawn("kubelet-"+name, name, sys, mnt, path, filepath.Join(c.cfg.BinDir, "kubelet"),
 		"--config="+filepath.Join(nd, "kubelet.yaml"), "--kubeconfig="+c.AdminKubeconfig(),
-		"--root-dir="+filepath.Join(nd, "kubelet"), "--hostname-override="+name, "--node-ip="+c.nodeIP(n)); err != nil {
+		"--root-dir="+filepath.Join(nd, "kubelet"), "--cert-dir="+filepath.Join(nd, "kubelet", "pki"), "--hostname-override="+name, "--node-ip="+c.nodeIP(n)); err != nil {
 		return err
 	}
 	if c.cfg.cilium() {
@@ -607,6 +643,63 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 	_, err = c.spawn("kube-proxy-"+name, name, sys, mnt, path, filepath.Join(c.cfg.BinDir, "kube-proxy"),
 		"--config="+filepath.Join(nd, "kube-proxy.yaml"))
 	return err
+}
+
+// nodeVar prepares node n's own /var/lib and /var/log and returns the
+// mounts that put them in place inside the node's mount namespace.
+// kubelet writes its device-plugin socket at the fixed
+// /var/lib/kubelet/device-plugins (deviceplugin/v1beta1.DevicePluginPath,
+// whatever --root-dir says) and links container logs in the fixed
+// /var/log/containers, so every node needs its own of both, and the
+// host's /var must get neither. See nodeVarDir.
+func (c *Cluster) nodeVar(n int) ([][]string, error) {
+	nd := c.nodeDir(n)
+	lib, err := nodeVarDir(nd, "/var/lib", "kubelet", filepath.Join(nd, "kubelet"))
+	if err != nil {
+		return nil, err
+	}
+	logs := filepath.Join(nd, "containerlogs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return nil, err
+	}
+	log, err := nodeVarDir(nd, "/var/log", "containers", logs)
+	if err != nil {
+		return nil, err
+	}
+	return append(lib, log...), nil
+}
+
+// nodeVarDir makes the folder the node sees over the host's dir (e.g.
+// /var/lib): a folder of cnperf's under nd holding name -> target and, for
+// every other entry of the host's dir when the node starts, a link into a
+// read-only view of the host's, so that nothing the node runs writes
+// under the host's dir. The mounts, run inside the node, are:
+//
+//	mount --bind -o ro /var/lib ND/host/var/lib
+//	mount --bind ND/own/var/lib /var/lib
+func nodeVarDir(nd, dir, name, target string) ([][]string, error) {
+	view, own := filepath.Join(nd, "host", dir), filepath.Join(nd, "own", dir)
+	for _, d := range []string{view, own} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.Name() == name {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(view, e.Name()), filepath.Join(own, e.Name())); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.Symlink(target, filepath.Join(own, name)); err != nil {
+		return nil, err
+	}
+	return [][]string{{"mount", "--bind", "-o", "ro", dir, view}, {"mount", "--bind", own, dir}}, nil
 }
 
 // waitReady waits until every node is Ready and untainted (the node
