@@ -486,6 +486,7 @@ func (d *Deployment) connectAgents(ctx context.Context) error {
 		}
 		p.Agent = c // its pid, in the pod's PID namespace, means nothing here
 		c.Health = d.agentHealth(p, name, t)
+		c.Alive = "its pod " + p.kp.name + " is Running"
 	}
 	return nil
 }
