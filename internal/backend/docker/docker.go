@@ -31,6 +31,7 @@ import (
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/dockerengine"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/hostprobe"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/result"
@@ -44,7 +45,7 @@ var StateRoot = "/run/cnperf-docker"
 
 // netKind is how a network of cnperf maps to Docker's.
 type netKind struct {
-	placements []backend.Placement
+	placements []ground.Placement
 	// mode is the container's network mode: "host", "none", or "" for the
 	// deployment's user bridge network.
 	mode    string
@@ -55,12 +56,12 @@ type netKind struct {
 // kinds are the networks this backend deploys; names are cnperf's, so
 // that a Docker result stands beside the lab replica of the same name.
 var kinds = map[string]netKind{
-	"bridge":    {placements: []backend.Placement{backend.SameHost}, summary: "a user bridge network (docker network create), a veth per container"},
-	"nat":       {placements: []backend.Placement{backend.SameHost}, publish: true, summary: "docker run -p: the server's port published on the bridge gateway, dialled there"},
-	"host":      {placements: []backend.Placement{backend.SameHost}, mode: "host", summary: "--network host: the machine's own namespace"},
-	"baseline":  {placements: []backend.Placement{backend.SameHost}, mode: "host", summary: "no container networking (--network host)"},
-	"container": {placements: []backend.Placement{backend.SamePod}, summary: "--network container:ID on a bridge container: one namespace, loopback"},
-	"none":      {placements: []backend.Placement{backend.SamePod}, mode: "none", summary: "--network none, the peer by --network container:ID: loopback only"},
+	"bridge":    {placements: []ground.Placement{ground.SameHost}, summary: "a user bridge network (docker network create), a veth per container"},
+	"nat":       {placements: []ground.Placement{ground.SameHost}, publish: true, summary: "docker run -p: the server's port published on the bridge gateway, dialled there"},
+	"host":      {placements: []ground.Placement{ground.SameHost}, mode: "host", summary: "--network host: the machine's own namespace"},
+	"baseline":  {placements: []ground.Placement{ground.SameHost}, mode: "host", summary: "no container networking (--network host)"},
+	"container": {placements: []ground.Placement{ground.SamePod}, summary: "--network container:ID on a bridge container: one namespace, loopback"},
+	"none":      {placements: []ground.Placement{ground.SamePod}, mode: "none", summary: "--network none, the peer by --network container:ID: loopback only"},
 }
 
 // Networks lists the networks the backend deploys.
@@ -146,7 +147,7 @@ func (b *Backend) Check(network string) error {
 }
 
 // Allows implements backend.Backend.
-func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
+func (b *Backend) Allows(network string, p ground.Placement) (bool, string) {
 	k, ok := kinds[network]
 	if !ok {
 		return false, noNetwork(network).Error()
@@ -156,14 +157,14 @@ func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
 			return true, ""
 		}
 	}
-	if p == backend.CrossHost {
-		return false, "one Docker engine is one host; use --placement " + backend.JoinPlacements(k.placements)
+	if p == ground.CrossHost {
+		return false, "one Docker engine is one host; use --placement " + ground.JoinPlacements(k.placements)
 	}
-	return false, fmt.Sprintf("on Docker, %s runs %s", network, backend.JoinPlacements(k.placements))
+	return false, fmt.Sprintf("on Docker, %s runs %s", network, ground.JoinPlacements(k.placements))
 }
 
 // Placements implements backend.Backend.
-func (b *Backend) Placements(network string) ([]backend.Placement, error) {
+func (b *Backend) Placements(network string) ([]ground.Placement, error) {
 	k, ok := kinds[network]
 	if !ok {
 		return nil, noNetwork(network)
@@ -557,9 +558,9 @@ func bridgeNf(reported *bool, local bool) string {
 
 // MachineCPU implements backend.CPUMeter where the engine shares this
 // machine's kernel.
-func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
+func (d *Deployment) MachineCPU(context.Context) (ground.CPUTimes, error) {
 	if !d.e.Local {
-		return backend.CPUTimes{}, errors.New("remote engine")
+		return ground.CPUTimes{}, errors.New("remote engine")
 	}
 	return hostprobe.MachineCPU()
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/dockerengine"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
@@ -58,24 +59,24 @@ const (
 
 // netKind is how a network of cnperf maps to Docker's on the engines.
 type netKind struct {
-	placements []backend.Placement // preferred first
+	placements []ground.Placement // preferred first
 	mode       string
 	publish    bool // nat: the server is reached through a port published on its host
 	summary    string
 }
 
 var kinds = map[string]netKind{
-	"baseline": {placements: []backend.Placement{backend.CrossHost, backend.SameHost}, mode: modeHost,
+	"baseline": {placements: []ground.Placement{ground.CrossHost, ground.SameHost}, mode: modeHost,
 		summary: "no container networking: --network host on each lab host's engine"},
-	"host": {placements: []backend.Placement{backend.CrossHost, backend.SameHost}, mode: modeHost,
+	"host": {placements: []ground.Placement{ground.CrossHost, ground.SameHost}, mode: modeHost,
 		summary: "--network host: the lab host's own namespace"},
-	"bridge": {placements: []backend.Placement{backend.SameHost}, mode: modeBridge,
+	"bridge": {placements: []ground.Placement{ground.SameHost}, mode: modeBridge,
 		summary: "docker0, the engine's default bridge network, a veth per container"},
-	"nat": {placements: []backend.Placement{backend.CrossHost, backend.SameHost}, mode: modeBridge, publish: true,
+	"nat": {placements: []ground.Placement{ground.CrossHost, ground.SameHost}, mode: modeBridge, publish: true,
 		summary: "docker run -p on docker0: the server's port published on its host's underlay address and dialled there"},
-	"docker-overlay": {placements: []backend.Placement{backend.CrossHost, backend.SameHost}, mode: modeOverlay,
+	"docker-overlay": {placements: []ground.Placement{ground.CrossHost, ground.SameHost}, mode: modeOverlay,
 		summary: "a swarm's attachable overlay network (libnetwork: VXLAN 4789, gossip), containers joined with docker run --network"},
-	"macvlan": {placements: []backend.Placement{backend.CrossHost, backend.SameHost}, mode: modeMacvlan,
+	"macvlan": {placements: []ground.Placement{ground.CrossHost, ground.SameHost}, mode: modeMacvlan,
 		summary: "a Docker macvlan network (bridge mode) on each engine, parent the lab host's underlay link: the pod network on-link, each engine's addresses from its host's /24; no container reaches its own host's underlay address"},
 }
 
@@ -267,7 +268,7 @@ func (b *Backend) CheckOptions(network string, set map[string]string) error {
 }
 
 // Allows implements backend.Backend.
-func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
+func (b *Backend) Allows(network string, p ground.Placement) (bool, string) {
 	k, ok := kinds[network]
 	if !ok {
 		return false, unknown(network).Error()
@@ -275,14 +276,14 @@ func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
 	if slices.Contains(k.placements, p) {
 		return true, ""
 	}
-	if p == backend.SamePod {
-		return false, "docker-lab runs no two containers in one pod; use --backend docker for same-pod, or --placement " + backend.JoinPlacements(k.placements)
+	if p == ground.SamePod {
+		return false, "docker-lab runs no two containers in one pod; use --backend docker for same-pod, or --placement " + ground.JoinPlacements(k.placements)
 	}
-	return false, fmt.Sprintf("on docker-lab, %s runs %s; use --placement %s", network, backend.JoinPlacements(k.placements), k.placements[0])
+	return false, fmt.Sprintf("on docker-lab, %s runs %s; use --placement %s", network, ground.JoinPlacements(k.placements), k.placements[0])
 }
 
 // Placements implements backend.Backend.
-func (b *Backend) Placements(network string) ([]backend.Placement, error) {
+func (b *Backend) Placements(network string) ([]ground.Placement, error) {
 	k, ok := kinds[network]
 	if !ok {
 		return nil, unknown(network)

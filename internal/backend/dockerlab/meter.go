@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/hostprobe"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/result"
@@ -47,7 +47,7 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 
 // MachineCPU implements backend.CPUMeter: the engines share this
 // machine's kernel.
-func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
+func (d *Deployment) MachineCPU(context.Context) (ground.CPUTimes, error) {
 	return hostprobe.ReadProcStat("/proc/stat")
 }
 

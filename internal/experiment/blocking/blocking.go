@@ -51,6 +51,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/nginx"
 	"github.com/cnperf/cnperf/internal/option"
@@ -233,7 +234,7 @@ func (Blocking) Validate(p *experiment.Plan, _ []string) error {
 // row is one network in one placement: a backend of the balancer.
 type row struct {
 	network   string
-	placement backend.Placement
+	placement ground.Placement
 	pod       string         // the backend pod
 	port      int            // what the balancer dials on the entry end
 	upstream  string         // "10.253.N.2:800K"
@@ -549,7 +550,7 @@ func (st *state) resultsWith(lines []nginx.ProxyLine, bad int, client result.Met
 	}
 	total := len(lines)
 	var out []result.Result
-	base := map[backend.Placement]*sample{}
+	base := map[ground.Placement]*sample{}
 	for _, ns := range nets {
 		if ns.network != result.BaselineNetwork {
 			continue
