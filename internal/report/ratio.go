@@ -79,7 +79,7 @@ func Ratios(w io.Writer, run *result.Run, a, b string) error {
 				p50 = ratio(c)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.4g\t%.4g\t%s\t%s\n", k.network, k.placement, median(x.vals), median(y.vals), ratio(c), p50)
+		fmt.Fprintf(tw, "%s\t%s\t%.4g\t%.4g\t%s\t%s\n", k.network, k.placement, stats.Median(x.vals), stats.Median(y.vals), ratio(c), p50)
 	}
 	tw.Flush()
 	if !found {

@@ -351,8 +351,8 @@ func (b *Backend) lastRef(c *cluster) bool {
 
 // Deployment is a topology deployed as containers on the cluster's engines.
 type Deployment struct {
+	backend.Base[*pod]
 	id, run  string
-	network  string
 	kind     netKind
 	b        *Backend
 	c        *cluster
@@ -361,7 +361,6 @@ type Deployment struct {
 	netHost  int    // the engine the overlay network was created on
 	macHosts []int  // the engines whose macvlan network this one holds a reference to
 	labels   map[string]string
-	pods     map[string]*pod
 	order    []string
 	calls    []string
 	Ready    time.Duration
@@ -405,9 +404,9 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 		return nil, err
 	}
 	d := &Deployment{
-		id: id, run: run, network: topo.Network, kind: k, b: b, c: c,
-		dir:  filepath.Join(c.lab.Dir, id),
-		pods: map[string]*pod{},
+		Base: backend.NewBase[*pod](Name, c.lab.ID+"-"+id, topo.Network),
+		id:   id, run: run, kind: k, b: b, c: c,
+		dir: filepath.Join(c.lab.Dir, id),
 		labels: map[string]string{dockerengine.LabelRun: run, dockerengine.LabelDeploy: c.lab.ID + "-" + id,
 			dockerengine.LabelPID: strconv.Itoa(os.Getpid())},
 	}
@@ -465,7 +464,7 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 			return nil, err
 		}
 		p := &pod{spec: ps, en: en, Pod: backend.Pod{Name: ps.Name, Host: ps.Host}}
-		d.pods[ps.Name] = p
+		d.Pods[ps.Name] = p
 		d.order = append(d.order, ps.Name)
 		if err := d.start(ctx, p); err != nil {
 			return nil, err
@@ -608,23 +607,6 @@ func (d *Deployment) logSuffix(p *pod) string {
 	return ""
 }
 
-// ID implements backend.Deployment.
-func (d *Deployment) ID() string { return d.c.lab.ID + "-" + d.id }
-
-// Network implements backend.Deployment.
-func (d *Deployment) Network() string { return d.network }
-
-// Backend names the backend in every result (result.Backend).
-func (d *Deployment) Backend() string { return Name }
-
-// Pod implements backend.Deployment.
-func (d *Deployment) Pod(name string) *backend.Pod {
-	if p := d.pods[name]; p != nil {
-		return &p.Pod
-	}
-	return nil
-}
-
 // Dial implements backend.Deployment. host: the server's host address;
 // bridge and docker-overlay: the server container's address; nat: the
 // server's port published on its host's underlay address (Docker
@@ -633,9 +615,9 @@ func (d *Deployment) Pod(name string) *backend.Pod {
 // reached through the host's DNAT, or docker-proxy where the client is on
 // the same host and the userland proxy is on.
 func (d *Deployment) Dial(ctx context.Context, from, to, proto string, port int) (netip.AddrPort, error) {
-	f, t := d.pods[from], d.pods[to]
-	if f == nil || t == nil {
-		return netip.AddrPort{}, fmt.Errorf("no pod %q or %q in docker-lab deployment %s", from, to, d.ID())
+	_, t, err := d.Pair(from, to)
+	if err != nil {
+		return netip.AddrPort{}, err
 	}
 	if !d.kind.publish {
 		return netip.AddrPortFrom(t.IP, uint16(port)), nil
@@ -672,14 +654,11 @@ func (d *Deployment) Params() map[string]any {
 
 // AgentLog implements backend.Deployment: the end of the container's log.
 func (d *Deployment) AgentLog(name string) string {
-	p := d.pods[name]
-	if p == nil || p.container == "" {
+	p := d.Pods[name]
+	if p == nil {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s, _ := p.en.e.Logs(ctx, p.container, 3)
-	return strings.TrimSpace(s)
+	return p.en.e.LogTail(p.container)
 }
 
 // Teardown implements backend.Deployment: while other deployments use the

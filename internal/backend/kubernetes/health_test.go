@@ -58,7 +58,7 @@ func TestAgentHealth(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = d.Teardown() })
 			dep := d.(*Deployment)
-			p := dep.pods["s1"]
+			p := dep.Pods["s1"]
 			tc.fault(f, dep.ns, p.kp.name)
 			err = p.Agent.Health(context.Background())
 			switch {

@@ -57,6 +57,7 @@ import (
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
+	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 	_ "github.com/cnperf/cnperf/internal/workload/load" // http_rate: the client and the backends
 )
@@ -615,10 +616,10 @@ func metrics(s, base *sample, isBase bool, total int, wall time.Duration) result
 	n := int64(len(s.header))
 	m := result.Metrics{
 		Transactions: result.I(n), TransactionsPerS: result.F(float64(n) / wall.Seconds()),
-		LatencyUs: map[string]float64{"mean": mean(s.header), "max": slices.Max(s.header)},
+		LatencyUs: map[string]float64{"mean": stats.Mean(s.header), "max": slices.Max(s.header)},
 		Extra: map[string]float64{
-			result.ExtraConnectMean: mean(s.connect), ConnectQuantile("max"): slices.Max(s.connect),
-			result.ExtraBlockingSE: math.Sqrt(variance(s.header) / float64(n)), result.ExtraLBRequest: mean(s.request),
+			result.ExtraConnectMean: stats.Mean(s.connect), ConnectQuantile("max"): slices.Max(s.connect),
+			result.ExtraBlockingSE: math.Sqrt(variance(s.header) / float64(n)), result.ExtraLBRequest: stats.Mean(s.request),
 			result.ExtraShare: float64(n+s.errors) / float64(max(total, 1)),
 		},
 		DurationS: result.F(wall.Seconds()),
@@ -631,8 +632,8 @@ func metrics(s, base *sample, isBase bool, total int, wall time.Duration) result
 		m.Extra[ConnectQuantile(p.Key)] = percentile(s.connect, p.Q)
 	}
 	if base != nil && !isBase {
-		m.Extra[result.ExtraBlockingDiff] = mean(s.header) - mean(base.header)
-		m.Extra[result.ExtraConnectDiff] = mean(s.connect) - mean(base.connect)
+		m.Extra[result.ExtraBlockingDiff] = stats.Mean(s.header) - stats.Mean(base.header)
+		m.Extra[result.ExtraConnectDiff] = stats.Mean(s.connect) - stats.Mean(base.connect)
 		m.Extra[result.ExtraBlockingDiffCI] = 1.96 * math.Sqrt(variance(s.header)/float64(n)+variance(base.header)/float64(len(base.header)))
 	}
 	return m
@@ -653,25 +654,8 @@ func addClient(m *result.Metrics, c result.Metrics) {
 	}
 }
 
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
-func variance(xs []float64) float64 {
-	if len(xs) < 2 {
-		return 0
-	}
-	m := mean(xs)
-	s := 0.0
-	for _, x := range xs {
-		s += (x - m) * (x - m)
-	}
-	return s / float64(len(xs)-1)
-}
+// variance is the sample variance (n-1), 0 for fewer than 2.
+func variance(xs []float64) float64 { s := stats.StdDev(xs); return s * s }
 
 // percentile is the nearest-rank percentile q (0-100) of xs.
 func percentile(xs []float64, q float64) float64 {

@@ -179,16 +179,11 @@ func (m *Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string)
 	if st == nil {
 		return nil, fmt.Errorf("docker-overlay: AddPod before Setup")
 	}
-	pod, err := l.NewPodNS(ctx, h, name)
+	pod, err := netmode.NewPod(ctx, l, h, name)
 	if err != nil {
 		return nil, err
 	}
-	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.PodIP(name)
-	if err != nil {
-		return nil, err
-	}
-	pod.IP, pod.Dev = ip, "eth0"
+	ip := pod.IP
 	ov := OverlayNS(l, h)
 	mtu := l.Cfg.MTU - Overhead
 	hv := podnet.HostVeth(name)

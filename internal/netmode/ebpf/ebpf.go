@@ -182,16 +182,11 @@ func (m Mode) Setup(ctx context.Context, l *lab.Lab) error {
 //
 // then the endpoint into the host's map and from_container on lxcPOD.
 func (m Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
-	pod, err := l.NewPodNS(ctx, h, name)
+	pod, err := netmode.NewPod(ctx, l, h, name)
 	if err != nil {
 		return nil, err
 	}
-	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.PodIP(name)
-	if err != nil {
-		return nil, err
-	}
-	pod.IP, pod.Dev = ip, "eth0"
+	ip := pod.IP
 	pmac, hmac := MACs(ip)
 	hv, gw := HostVeth(name), h.PodGateway()
 	if err := l.Apply(ctx, h.NetNS,

@@ -183,16 +183,11 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 // AddPod implements netmode.Mode: a veth into the weave bridge and an
 // address of the flat pod network.
 func (*Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
-	pod, err := l.NewPodNS(ctx, h, name)
+	pod, err := netmode.NewPod(ctx, l, h, name)
 	if err != nil {
 		return nil, err
 	}
-	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.PodIP(name)
-	if err != nil {
-		return nil, err
-	}
-	pod.IP, pod.Dev = ip, "eth0"
+	ip := pod.IP
 	mtu := PodMTU(l)
 	hv := podnet.HostVeth(name)
 	if err := l.Apply(ctx, h.NetNS,
