@@ -180,7 +180,7 @@ var badInputs = []struct {
 	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--response-size", "100"}, `--response-size "100" for blocking`},
 	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--message-size", "100"}, "--message-size and --direction do not apply"},
 	{[]string{"run", "--networks", "bridge", "--workloads", "blocking", "--backend", "docker"}, "runs on the local lab only: use --backend lab"},
-	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--response-size", "400"}, "applies to http_qps, http_rate, tcp_rate, blocking"},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--response-size", "400"}, "applies to http_qps, http_rate, tcp_rate, wrk_http, blocking"},
 	// --tuning (issue 12)
 	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", "fast"}, `unknown tuning "fast"; use one of none, study`},
 	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", "study,study"}, "names study twice"},

@@ -11,6 +11,7 @@ import (
 	"github.com/cnperf/cnperf/internal/agentimage"
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/cli"
+	"github.com/cnperf/cnperf/internal/enginebench"
 	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/kubelocal"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -45,7 +46,8 @@ func init() {
 		{Name: "compare", Args: "OLD.json NEW.json", Summary: "compare two results files: what changed, with intervals and verdicts", Long: compareLong, Run: cmdCompare},
 		loadCommand(),
 		{Name: "bench", Summary: "measure cnperf itself", Subs: []*cli.Command{
-			{Name: "lab", Summary: "build many pods, ping each, tear them down, timed", Run: cmdBenchLab}}},
+			{Name: "lab", Summary: "build many pods, ping each, tear them down, timed", Run: cmdBenchLab},
+			enginebench.Command(interruptible, version)}},
 		agentimage.Command(interruptible),
 		{Name: "clean", Summary: "remove what killed runs left behind (namespaces, processes, state)", Run: cmdClean},
 		kubelocal.Command(kube),

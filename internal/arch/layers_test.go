@@ -24,6 +24,7 @@ var layering = []struct {
 	apart    bool
 }{
 	{"command", []string{"cmd/...", "internal/hostsnap/cmd/..."}, false},
+	{"commands made of commands", []string{"internal/enginebench"}, false},
 	{"commands' bodies", []string{"internal/session", "internal/standalone", "internal/labhold",
 		"internal/labbench", "internal/plan/profile", "internal/catalog", "internal/kubelocal"}, true},
 	{"test harnesses", []string{"internal/labtest", "internal/labtest/...", "internal/campaign", "internal/soak"}, false},
