@@ -9,6 +9,7 @@ PACKAGES=(
   iptables       # nat mode, kube-proxy iptables
   nftables       # kube-proxy nftables
   conntrack      # services: flushing a load balancer's conntrack entries
+  ipset          # cnperf cluster --cni cilium: the agent keeps its masquerade exemptions in an ipset
   ethtool        # offloads in the environment record
   procps         # sysctl
   iperf3         # validation: stream engine against iperf3
@@ -26,6 +27,8 @@ PACKAGES=(
   docker-registry  # cnperf image push: the agent image test's registry on loopback
   clang          # eBPF: regenerating objects
   llvm
+  clang-19       # cnperf cluster --cni cilium: the agent compiles Cilium's datapath with LLVM 19
+  llvm-19
   libbpf-dev
   bpftool
   chromium       # the HTML report test renders the page headless

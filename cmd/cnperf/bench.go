@@ -21,16 +21,15 @@ func cmdBenchLab(c *cli.Ctx) error {
 	fs.StringVar(&cfg.Neighbours, "neighbours", "auto", "pods' neighbour entries: dynamic (ARP), static (permanent), or auto: static when the kernel's shared neighbour table has no room for the lab's")
 	fs.DurationVar(&cfg.KernelWait, "kernel-wait", 30*time.Second, "after teardown, how long to watch for the kernel freeing the namespaces (0: do not)")
 	out := fs.String("out", "", "write the result as JSON to this file")
+	force := fs.Bool("force", false, cli.ForceUsage)
 	if _, err := c.Parse(); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return cli.Usage(err)
 	}
-	if *out != "" {
-		if err := cli.CheckOutFile("--out", *out, "bench.json"); err != nil {
-			return cli.Usage(err)
-		}
+	if err := cli.CheckOutputs(nil, *force, cli.Output{Flag: "--out", Path: *out, Example: "bench.json", Kind: labbench.Kind}); err != nil {
+		return cli.Usage(err)
 	}
 	ctx, stop := interruptible()
 	defer stop()

@@ -121,7 +121,7 @@ var badInputs = []struct {
 	{[]string{"run", "--startup-pods", "-5"}, "--startup-pods applies to --density, startup, startup_cni only"},
 	// issue 11, defect 4: results checked before anything is built; ids bounded
 	{[]string{"run", "--networks", "host", "--out", "/nonexistent/dir/x.json"}, "does not exist; create it first"},
-	{[]string{"run", "--networks", "host", "--out", "/proc/version"}, "cannot write results under /proc"},
+	{[]string{"run", "--networks", "host", "--out", "/proc/version"}, "--out /proc/version: cannot write under /proc"},
 	{[]string{"run", "--networks", "host", "--out", "/tmp"}, "not a regular file"},
 	{[]string{"run", "--networks", "host", "--out", "OUT/no/such/dir/r.json"}, "does not exist; create it first"},
 	{[]string{"run", "--networks", "host", "--out", ""}, "is empty"},

@@ -22,6 +22,7 @@ func compareMain(c *cli.Ctx, stdout io.Writer) error {
 	allowUndecided := fs.Bool("allow-undecided", false, "with --fail-on-regression: pass (exit 0) when no change is a regression, even if some are undecided or a run warned of a noisy or busy machine")
 	junit := fs.String("junit", "", "with --fail-on-regression: also write the gate's verdicts as JUnit XML to `FILE`, one test case per cell and figure")
 	jsonOut := fs.String("json", "", "also write the comparison as JSON to `FILE`")
+	force := fs.Bool("force", false, cli.ForceUsage)
 	files, err := c.Parse()
 	if err != nil {
 		return err
@@ -29,7 +30,7 @@ func compareMain(c *cli.Ctx, stdout io.Writer) error {
 	if len(files) != 2 {
 		return cli.Usagef("want two results files, got %d: cnperf compare OLD.json NEW.json (files written by `cnperf run`)", len(files))
 	}
-	o, err := report.ParseCompareOptions(*failOn, *allowUndecided, *junit, *jsonOut)
+	o, err := report.ParseCompareOptions(*failOn, *allowUndecided, *junit, *jsonOut, files, *force)
 	if err != nil {
 		return cli.Usage(err)
 	}

@@ -154,7 +154,7 @@ func FuzzReport(f *testing.F) {
 		report.Table(&out, run)
 		_ = report.Ratios(io.Discard, run, "tcp_stream", "iperf3_tcp")
 		_ = report.Ratios(io.Discard, run, "tcp_rr", "sockperf_tcp")
-		files, _ := report.WriteHgrm(hgrm, run)
+		files, _ := report.WriteHgrm(hgrm, run, false)
 		for _, f := range files {
 			if filepath.Dir(f) != hgrm {
 				t.Errorf("wrote %s, outside the folder named (%s)", f, hgrm)

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"net"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestImageUsage: every wrong use of `cnperf image` is one line naming the
@@ -32,4 +35,43 @@ func TestImageUsage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Issue 34 finding 2: `cnperf image push` to a registry that accepts the
+// connection and never answers waited forever (still at 600 s). It ends
+// at its --timeout, naming the registry and the deadline.
+func TestImagePushSilentRegistry(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		var held []net.Conn // accepted, never answered
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	bin := filepath.Join(t.TempDir(), "agent")
+	staticProgram(t, bin)
+	host := l.Addr().String()
+	start := time.Now()
+	err = call("image", []string{"push", host + "/cnperf-agent:t1", "--binary", bin, "--timeout", "2s"})
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "the registry "+host+" did not answer in time") || !strings.Contains(err.Error(), "at most 2s: --timeout") {
+		t.Errorf("push: %v", err)
+	}
+	if took > 30*time.Second {
+		t.Errorf("push took %v with --timeout 2s", took)
+	}
+	t.Logf("ended after %v: %v", took.Round(100*time.Millisecond), err)
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/hostsnap"
 	"github.com/cnperf/cnperf/internal/testutil"
 
 	"github.com/cnperf/cnperf/internal/result"
@@ -80,6 +81,10 @@ func TestLocalKubernetesCluster(t *testing.T) {
 			down()
 		}
 	})
+
+	// issue 34 finding 3: kubelet wrote the host's /var/lib/kubelet (and
+	// /var/log/containers), shared by the nodes, left after down
+	filesBefore := hostsnap.Files(kubeHostPaths...)
 
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -244,7 +249,14 @@ func TestLocalKubernetesCluster(t *testing.T) {
 	for _, left := range kubeLeftovers() {
 		t.Errorf("left after down: %s", left)
 	}
+	for _, d := range hostsnap.Diff(hostsnap.Snapshot{"files": filesBefore}, hostsnap.Snapshot{"files": hostsnap.Files(kubeHostPaths...)}) {
+		t.Errorf("the host's files after up and down: %s", d)
+	}
 }
+
+// kubeHostPaths are where a Kubernetes node writes on its host by
+// default; the local cluster's nodes write their own (kubelocal.nodeVar).
+var kubeHostPaths = []string{"/var/lib/kubelet", "/var/lib/cni", "/var/log/containers", "/var/log/pods", "/etc/cni", "/etc/kubernetes", "/run/flannel"}
 
 // kubePlacement is issue 24's placement on the real cluster: the nodes
 // labelled with two zones, one tainted, each option chooses the nodes it
@@ -657,4 +669,149 @@ func TestLocalKubernetesClusterFlannel(t *testing.T) {
 	for _, left := range kubeLeftovers() {
 		t.Errorf("left after down: %s", left)
 	}
+}
+
+// TestLocalKubernetesClusterCilium is issue 32's: the local cluster on
+// real Cilium v1.20.2 with kube-proxy replaced, in native routing (`cnperf
+// cluster up --nodes 2 --cni cilium --kube-proxy-replacement --cni-opt
+// routing=native`): both nodes Ready with a healthy agent each (cilium-dbg
+// status in `cnperf cluster status`), no kube-proxy running, pods on two
+// nodes reaching each other over Cilium's datapath and a ClusterIP served
+// by Cilium (tcp_rr and tcp_crr through it, cross-node), the environment
+// naming Cilium's systems; then down, after which no Cilium program,
+// cgroup hook, pin, interface, mount or process is left on the host.
+// Root only, with CNPERF_KUBE_LOCAL=1 and Cilium built
+// (scripts/cilium-build.sh).
+func TestLocalKubernetesClusterCilium(t *testing.T) {
+	if os.Getenv(KubeLocalEnv) != "1" {
+		t.Skipf("set %s=1 to bring up the local Kubernetes cluster", KubeLocalEnv)
+	}
+	testutil.NeedRoot(t, "the local cluster lives in network namespaces and cgroups")
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, script := range []string{"kube-build.sh", "cilium-build.sh"} {
+		out, err := exec.Command(filepath.Join(root, "scripts", script), "--missing").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := strings.TrimSpace(string(out)); m != "" {
+			t.Fatalf("%s not built; run scripts/%s", m, script)
+		}
+	}
+	if _, err := os.Stat("/run/netns/cnperf-kube-sw"); err == nil {
+		t.Fatal("a local cluster is up already; `cnperf cluster down` first (only one runs at a time)")
+	}
+	_, runCiliumBefore := os.Stat("/run/cilium")
+	progsBefore := ciliumProgs(t)
+	bin := cnperf(t)
+	cluster := func(ctx context.Context, args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, bin, append([]string{"cluster"}, args...)...)
+		cmd.Dir = root
+		return cmd
+	}
+	isDown := false
+	t.Cleanup(func() {
+		if !isDown {
+			_ = cluster(context.Background(), "down").Run()
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	start := time.Now()
+	up := []string{"up", "--nodes", "2", "--cni", "cilium", "--kube-proxy-replacement", "--cni-opt", "routing=native"}
+	if out, err := cluster(ctx, up...).CombinedOutput(); err != nil {
+		t.Fatalf("cnperf cluster %s: %v\n%s", strings.Join(up, " "), err, tail(out, 60))
+	}
+	t.Logf("cluster up in %v", time.Since(start).Round(time.Second))
+	out, err := cluster(ctx, "status").CombinedOutput()
+	if err != nil {
+		t.Errorf("cnperf cluster status: %v\n%s", err, out)
+	}
+	for _, n := range []string{"n1", "n2"} {
+		if !strings.Contains(string(out), "cilium-dbg status on "+n) {
+			t.Errorf("cnperf cluster status shows no cilium-dbg status of %s:\n%s", n, out)
+		}
+	}
+	if c := strings.Count(string(out), "KubeProxyReplacement:"); c < 2 || strings.Count(string(out), "Cilium:                  Ok") < 2 {
+		t.Errorf("cilium-dbg status: want both agents Ok with kube-proxy replacement:\n%s", out)
+	}
+	if ps, _ := exec.Command("pgrep", "-f", "/kube-proxy --config").Output(); len(strings.TrimSpace(string(ps))) > 0 {
+		t.Errorf("kube-proxy runs (pids %s) though Cilium replaces it", strings.TrimSpace(string(ps)))
+	}
+	// Cilium's programs run on the nodes' interfaces, not on the host's
+	for _, n := range []string{"n1", "n2"} {
+		out, err := exec.Command("ip", "-n", "cnperf-kube-"+n, "-br", "link").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "cilium_host") {
+			t.Errorf("node %s has no cilium_host: %v\n%s", n, err, out)
+		}
+	}
+	if out, _ := exec.Command("ip", "-br", "link").Output(); strings.Contains(string(out), "cilium") {
+		t.Errorf("a Cilium interface in the host's namespace:\n%s", out)
+	}
+	resPath := filepath.Join(t.TempDir(), "cilium.json")
+	run := exec.CommandContext(ctx, "ip", "netns", "exec", kubeCPNetns, bin, "run", "--backend", "kubernetes",
+		"--kubeconfig", kubeConfig, "--image", kubeAgentImage, "--networks", "pod", "--no-baseline", "--lb", "none,cluster",
+		"--workloads", "tcp_rr,tcp_crr", "--placement", "cross-node", "--duration", "1s", "--out", resPath)
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("cnperf run --backend kubernetes --lb none,cluster: %v\n%s", err, tail(out, 40))
+	}
+	r, err := result.Read(resPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := map[string]bool{}
+	for _, res := range r.Results {
+		if res.Error != "" {
+			t.Errorf("%s lb=%s over Cilium: %s", res.Workload, res.LB, res.Error)
+			continue
+		}
+		measured[res.Workload+" lb="+res.LB] = true
+	}
+	for _, want := range []string{"tcp_rr lb=none", "tcp_rr lb=cluster", "tcp_crr lb=none", "tcp_crr lb=cluster"} {
+		if !measured[want] {
+			t.Errorf("not measured: %s (measured %v)", want, measured)
+		}
+	}
+	k := r.Environment.Kubernetes
+	if k == nil || !strings.Contains(k.CNI, "cilium") || k.Systems[result.SystemPodNetwork] != "cilium native-routing" || k.Systems[result.SystemServiceProxy] != "cilium socket-lb" {
+		t.Errorf("the environment does not name Cilium's systems: %+v", k)
+	}
+	if out, err := cluster(context.Background(), "down").CombinedOutput(); err != nil {
+		t.Fatalf("cnperf cluster down: %v\n%s", err, out)
+	}
+	isDown = true
+	for _, left := range kubeLeftovers() {
+		t.Errorf("left after down: %s", left)
+	}
+	if left := ciliumProgs(t); len(left) > len(progsBefore) {
+		t.Errorf("Cilium's BPF programs still loaded after down: %v (before up: %v)", left, progsBefore)
+	}
+	if mi, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mi), "/run/cnperf-cgroup2") || strings.Contains(string(mi), " /run/cilium ") {
+		t.Errorf("a mount of the cluster's left on the host:\n%s", mi)
+	}
+	if _, err := os.Stat("/run/cilium"); err == nil && runCiliumBefore != nil {
+		t.Errorf("/run/cilium left on the host (it was not there before up)")
+	}
+}
+
+// ciliumProgs lists the loaded BPF programs whose names are Cilium's
+// (cil_*), as `bpftool prog show` names them.
+func ciliumProgs(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("bpftool", "prog", "show").Output()
+	if err != nil {
+		t.Fatalf("bpftool prog show: %v", err)
+	}
+	var progs []string
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		for i := 0; i+1 < len(f); i++ {
+			if f[i] == "name" && strings.HasPrefix(f[i+1], "cil_") {
+				progs = append(progs, f[i+1])
+			}
+		}
+	}
+	return progs
 }

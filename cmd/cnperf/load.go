@@ -10,6 +10,7 @@ import (
 	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/pmqos"
+	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/standalone"
 	"github.com/cnperf/cnperf/internal/workload"
 )
@@ -53,6 +54,7 @@ func cmdLoadRun(c *cli.Ctx) error {
 	jsonOut := fs.String("json", "", "also write the results as cnperf/run/v1 JSON to this file")
 	hgrm := fs.String("hgrm", "", "write each step's latency distribution as HdrHistogram .hgrm files into this folder")
 	cpuLatency := fs.String("cpu-latency", "auto", "PM QoS CPU wake-up bound held during the run, as tuned's network-latency profile does: µs (0 = shallowest idle), off, or auto (0 where the kernel offers it)")
+	force := fs.Bool("force", false, cli.ForceUsage)
 	// the options the load workloads declare, but --server: the target
 	// is the server
 	extra := map[string]*string{}
@@ -72,7 +74,7 @@ func cmdLoadRun(c *cli.Ctx) error {
 	if len(args) > 1 {
 		return cli.Usagef("unexpected argument %q: cnperf load %s takes one target; see `cnperf load %s --help`", args[1], name, name)
 	}
-	if err := checkOut(*jsonOut, *hgrm, *cpuLatency); err != nil {
+	if err := checkOut(*jsonOut, *hgrm, *cpuLatency, *force); err != nil {
 		return err
 	}
 	job, err := standalone.NewJobOf(name, args[0], *duration, *msgSize, option.Given(fs, extra))
@@ -81,25 +83,20 @@ func cmdLoadRun(c *cli.Ctx) error {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	return job.Main(ctx, standalone.Options{CPULatency: *cpuLatency, Hgrm: *hgrm, JSON: *jsonOut, Version: version,
+	return job.Main(ctx, standalone.Options{CPULatency: *cpuLatency, Hgrm: *hgrm, JSON: *jsonOut, Force: *force, Version: version,
 		Command: os.Args, Out: os.Stdout, Log: os.Stderr})
 }
 
-// checkOut refuses a --json file or --hgrm folder that cannot be written,
-// and a --cpu-latency that cannot be held.
-func checkOut(jsonOut, hgrm, cpuLatency string) error {
+// checkOut applies the output rule to --json and --hgrm (the .hgrm files
+// are checked as they are named), and refuses a --cpu-latency that cannot
+// be held.
+func checkOut(jsonOut, hgrm, cpuLatency string, force bool) error {
 	if err := pmqos.CheckSpec(cpuLatency); err != nil {
 		return cli.Usage(err)
 	}
-	if jsonOut != "" {
-		if err := cli.CheckOutFile("--json", jsonOut, "load.json"); err != nil {
-			return cli.Usage(err)
-		}
-	}
-	if hgrm != "" {
-		return cli.Usage(cli.CheckOutDir("--hgrm", hgrm))
-	}
-	return nil
+	return cli.Usage(cli.CheckOutputs(nil, force,
+		cli.Output{Flag: "--json", Path: jsonOut, Example: "load.json", Kind: report.ResultsKind},
+		cli.Output{Flag: "--hgrm", Path: hgrm, Kind: report.HgrmKind, Dir: true, Match: "*.hgrm"}))
 }
 
 func cmdLoadServe(c *cli.Ctx) error {
@@ -135,7 +132,7 @@ func cmdLoadPace(c *cli.Ctx) error {
 	if _, err := c.Parse(); err != nil {
 		return err
 	}
-	if err := checkOut("", "", *cpuLatency); err != nil {
+	if err := checkOut("", "", *cpuLatency, false); err != nil {
 		return err
 	}
 	ctx, stop := interruptible()

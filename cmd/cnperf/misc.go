@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 
 	"github.com/cnperf/cnperf/internal/agent"
@@ -12,6 +13,7 @@ import (
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/report"
+	"github.com/cnperf/cnperf/internal/tmpdir"
 )
 
 func cmdNetworks(c *cli.Ctx) error {
@@ -45,6 +47,7 @@ func cmdReport(c *cli.Ctx) error {
 	hgrm := fs.String("hgrm", "", "also write every result's latency distribution as HdrHistogram .hgrm text into this folder (`DIR`)")
 	ratio := fs.String("ratio", "", "instead of the table, compare two workloads run side by side: `A:B` (e.g. tcp_stream:iperf3_tcp)")
 	out := report.OutputFlags(fs, "report")
+	force := fs.Bool("force", false, cli.ForceUsage)
 	pool := fs.Bool("pool", false, "pool the rounds of the same cells across the files into one run (each file's rounds renumbered after the previous file's; cells paired by round within each file only) and recompute every verdict")
 	paths, err := c.Parse()
 	if err != nil {
@@ -53,7 +56,7 @@ func cmdReport(c *cli.Ctx) error {
 	if len(paths) == 0 {
 		return cli.Usagef("name a results file: cnperf report cnperf-results/run-....json")
 	}
-	return report.Show(os.Stdout, paths, report.ShowOptions{Hgrm: *hgrm, Ratio: *ratio, Outputs: *out, Pool: *pool})
+	return report.Show(os.Stdout, paths, report.ShowOptions{Hgrm: *hgrm, Ratio: *ratio, Outputs: *out, Pool: *pool, Force: *force})
 }
 
 func cmdClean(c *cli.Ctx) error {
@@ -69,7 +72,13 @@ func cmdClean(c *cli.Ctx) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	return cleanup.Run(context.Background(), info.Cleaner, cleanup.Request{ID: *id, Force: *force, Flags: values, Out: os.Stdout})
+	err = cleanup.Run(context.Background(), info.Cleaner, cleanup.Request{ID: *id, Force: *force, Flags: values, Out: os.Stdout})
+	if *id != "" {
+		return err
+	}
+	// the temporary folders of cnperf processes that are gone (a killed
+	// run's nginx state...): they name no run id, so only a clean of all
+	return errors.Join(err, tmpdir.Clean("", os.Stdout))
 }
 
 func cmdAgent(c *cli.Ctx) error {

@@ -33,6 +33,7 @@ func cmdRecommend(c *cli.Ctx) error {
 	services := fs.Int("services", 1000, "without FILE, services profile: how many services to program")
 	maxTime := fs.Duration("max-time", 5*time.Minute, "without FILE: refuse a plan estimated above this, and stop measuring at it (ranking what was measured)")
 	out := fs.String("out", "", "without FILE: where the measured run is written (default: cnperf-results/recommend-<profile>-<time>.json)")
+	force := fs.Bool("force", false, "without FILE: "+cli.ForceUsage)
 	dryRun := fs.Bool("dry-run", false, "without FILE: print what would be measured and the estimate, and exit")
 	quiet := fs.Bool("quiet", false, "without FILE: no progress lines")
 	args, err := c.Parse()
@@ -63,12 +64,10 @@ func cmdRecommend(c *cli.Ctx) error {
 		}
 		mp := profile.Measure{Profile: *prof, Networks: *networks, Duration: *duration, Repeat: *repeat,
 			Services: *services, MaxTime: *maxTime, Cons: cons, Agent: []string{self, "agent"}}
-		if *out != "" {
-			if err := cli.CheckOutFile("--out", *out, "results.json"); err != nil {
-				return cli.Usage(err)
-			}
+		if err := cli.CheckOutputs(nil, *force, cli.Output{Flag: "--out", Path: *out, Example: "results.json", Kind: report.ResultsKind}); err != nil {
+			return cli.Usage(err)
 		}
-		if run, path, err = measure(mp, *out, *quiet, *dryRun); err != nil || *dryRun {
+		if run, path, err = measure(mp, *out, *force, *quiet, *dryRun); err != nil || *dryRun {
 			return err
 		}
 	} else {
@@ -96,11 +95,11 @@ func cmdRecommend(c *cli.Ctx) error {
 }
 
 // measure runs the measurement and returns the run to rank.
-func measure(mp profile.Measure, out string, quiet, dryRun bool) (*result.Run, string, error) {
+func measure(mp profile.Measure, out string, force, quiet, dryRun bool) (*result.Run, string, error) {
 	return profile.Run(mp, dryRun, os.Stdout, func(p *plan.Plan) (*result.Run, string, error) {
 		if err := session.Preflight(p); err != nil {
 			return nil, "", err // before the default results folder is made
 		}
-		return execute(&runSetup{plan: *p, out: cmp.Or(out, profile.DefaultOut(mp.Profile)), quiet: quiet, cpuLatency: "auto"}, mp.MaxTime)
+		return execute(&runSetup{plan: *p, out: cmp.Or(out, profile.DefaultOut(mp.Profile)), quiet: quiet, cpuLatency: "auto", force: force}, mp.MaxTime)
 	})
 }

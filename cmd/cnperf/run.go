@@ -44,6 +44,7 @@ type runFlags struct {
 	outputs                    *report.Outputs
 	quiet, dryRun, force, dump *bool
 	opts, extra, beFlags       map[string]*string
+	inputs                     []string // the files the run reads (-f's), which no output may replace
 }
 
 // newRunFlags registers them on fs; nil: a flag set of its own (a
@@ -67,7 +68,7 @@ func newRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&r.MTU, "mtu", 1500, "underlay MTU")
 	fs.IntVar(&r.Repeat, "repeat", 0, "interleaved rounds: every cell runs once per round, in an order that changes from round to round (default 1)")
 	f.out = fs.String("out", "", "results JSON `FILE` (default: cnperf-results/run-<time>.json); an existing file is replaced only if it is a cnperf results file")
-	f.force = fs.Bool("force", false, "let --out replace an existing file that is not a cnperf results file, or a symlink")
+	f.force = fs.Bool("force", false, "let --out, --html, --csv, --openmetrics and --ndjson replace existing files that are not of their kind (or a symlink); never an input")
 	f.outputs = report.OutputFlags(fs, "run")
 	fs.BoolVar(&r.NoBaseline, "no-baseline", false, "do not add the baseline rows")
 	f.quiet = fs.Bool("quiet", false, "no progress lines and no status line")
@@ -112,7 +113,8 @@ func (f *runFlags) setup() (*runSetup, error) {
 	}
 	// before anything is built: a bad path found after the run loses nothing
 	// measured, but costs the run's time
-	if err := cmp.Or(f.outputs.Check(), session.CheckOut(*f.out, *f.force), pmqos.CheckSpec(*f.cpuLatency)); err != nil {
+	outs := append([]cli.Output{{Flag: "--out", Path: *f.out, Example: "results.json", Kind: report.ResultsKind}}, f.outputs.List()...)
+	if err := cmp.Or(cli.CheckOutputs(f.inputs, *f.force, outs...), session.CheckOut(*f.out, *f.force), pmqos.CheckSpec(*f.cpuLatency)); err != nil {
 		return nil, exitcode.With(err, exitcode.Usage)
 	}
 	return &runSetup{plan: *p, out: *f.out, outputs: *f.outputs, cpuLatency: *f.cpuLatency, quiet: *f.quiet, dryRun: *f.dryRun, force: *f.force}, nil
@@ -182,6 +184,7 @@ func runScenarios(cmdline *runFlags, args []string) error {
 func prepareScenarios(file string, cmdline *flag.FlagSet, args []string) ([]scenario.Scenario, []*runSetup, error) {
 	return scenario.Prepare(file, cmdline, args, func() (*flag.FlagSet, func(*suite.Suite) (*runSetup, error)) {
 		f := newRunFlags(nil)
+		f.inputs = []string{file} // no output may overwrite the scenario file
 		return f.fs, func(def *suite.Suite) (*runSetup, error) { f.r.SuiteDef = def; return f.setup() }
 	}, parseRunFlags)
 }

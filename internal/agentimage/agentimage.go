@@ -22,12 +22,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -324,6 +326,34 @@ func Write(w io.Writer, im *Image, tag name.Tag) error {
 	return tw.Close()
 }
 
+// Kind is an archive Write wrote, as the output rule (package cli) knows
+// it: a tar whose first entry is blobs/ and whose last three are
+// index.json, manifest.json and oci-layout, in that order.
+var Kind = cli.Kind{Name: "an image archive cnperf wrote", Is: func(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return false
+		}
+		if len(names) == 0 && h.Name != "blobs/" {
+			return false
+		}
+		names = append(names, h.Name)
+	}
+	n := len(names)
+	return n > 3 && names[n-3] == "index.json" && names[n-2] == "manifest.json" && names[n-1] == "oci-layout"
+}}
+
 // WriteFile writes the archive to path, through a temporary file beside
 // it, so that a failed write leaves no half archive behind.
 func WriteFile(path string, im *Image, tag name.Tag) (err error) {
@@ -349,26 +379,62 @@ func WriteFile(path string, im *Image, tag name.Tag) (err error) {
 	return os.Rename(f.Name(), path)
 }
 
+// DefaultPushTimeout bounds a push (image push --timeout).
+const DefaultPushTimeout = 5 * time.Minute
+
+// noAnswer bounds each wait for a registry's answer to one request
+// (dial, TLS, the response's headers), within a push's deadline: a
+// registry that accepts and never answers ends the push then, not when
+// the whole push's deadline comes.
+const noAnswer = 30 * time.Second
+
 // Push sends im to the registry tag names, as tag, with the credentials
 // `docker login` left for that registry ($DOCKER_CONFIG/config.json or
 // ~/.docker/config.json, credential helpers included; anonymous when it
-// has none). It returns the pushed manifest's digest.
-func Push(ctx context.Context, im *Image, tag name.Tag, kc authn.Keychain) (string, error) {
+// has none). It returns the pushed manifest's digest. The push ends
+// within timeout (DefaultPushTimeout when 0), each request's answer
+// waited for at most 30 s, or timeout if shorter; the error names the
+// registry and the deadline, or that ctx was cancelled (Ctrl-C).
+func Push(ctx context.Context, im *Image, tag name.Tag, kc authn.Keychain, timeout time.Duration) (string, error) {
 	if kc == nil {
 		kc = authn.DefaultKeychain
 	}
-	if err := remote.Write(tag, im.Image, remote.WithContext(ctx), remote.WithAuthFromKeychain(kc), remote.WithUserAgent("cnperf")); err != nil {
-		if ctx.Err() != nil {
-			return "", ctx.Err()
+	if timeout <= 0 {
+		timeout = DefaultPushTimeout
+	}
+	auth, err := kc.Resolve(tag.Context())
+	if err != nil {
+		return "", fmt.Errorf("pushing %s: reading the credentials for %s: %w", tag, tag.RegistryStr(), err)
+	}
+	wait := min(noAnswer, timeout)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: wait, KeepAlive: 30 * time.Second}).DialContext
+	tr.TLSHandshakeTimeout, tr.ResponseHeaderTimeout = wait, wait
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := remote.Write(tag, im.Image, remote.WithContext(pctx), remote.WithAuth(auth), remote.WithTransport(tr), remote.WithUserAgent("cnperf")); err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return "", fmt.Errorf("pushing %s: interrupted while talking to %s", tag, tag.RegistryStr())
+		case pctx.Err() != nil || containsAny(err.Error(), "timeout awaiting response headers", "TLS handshake timeout", "i/o timeout"):
+			return "", fmt.Errorf("pushing %s: the registry %s did not answer in time (each answer waited for %v, the push at most %v: --timeout); is it up, and is it a registry?",
+				tag, tag.RegistryStr(), wait, timeout)
 		}
-		return "", explainPush(tag, err)
+		return "", explainPush(tag, err, auth != authn.Anonymous)
 	}
 	return im.Digest()
 }
 
-// explainPush turns a registry's refusal into what to do about it.
-func explainPush(tag name.Tag, err error) error {
+// explainPush turns a registry's refusal into what to do about it;
+// withCreds: credentials of `docker login` were sent (and refused).
+func explainPush(tag name.Tag, err error, withCreds bool) error {
 	msg := strings.Join(strings.Fields(err.Error()), " ")
+	refused := func() error {
+		if withCreds {
+			return fmt.Errorf("pushing %s: %s; the registry refused the credentials `docker login` left for %s: check them, docker login %s", tag, msg, tag.RegistryStr(), tag.RegistryStr())
+		}
+		return fmt.Errorf("pushing %s: %s; log in first: docker login %s", tag, msg, tag.RegistryStr())
+	}
 	var te *transport.Error
 	if errors.As(err, &te) {
 		msg = fmt.Sprintf("the registry answered %d %s", te.StatusCode, http.StatusText(te.StatusCode))
@@ -377,12 +443,12 @@ func explainPush(tag name.Tag, err error) error {
 		}
 		switch te.StatusCode {
 		case http.StatusUnauthorized, http.StatusForbidden:
-			return fmt.Errorf("pushing %s: %s; log in first: docker login %s", tag, msg, tag.RegistryStr())
+			return refused()
 		}
 	}
 	switch {
 	case containsAny(msg, "UNAUTHORIZED", "DENIED", "401", "403"):
-		return fmt.Errorf("pushing %s: %s; log in first: docker login %s", tag, msg, tag.RegistryStr())
+		return refused()
 	case containsAny(msg, "connection refused", "no such host", "i/o timeout"):
 		return fmt.Errorf("pushing %s: %s; is the registry %s up and reachable from here?", tag, msg, tag.RegistryStr())
 	case containsAny(msg, "server gave HTTP response to HTTPS client", "tls:", "x509"):

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"io"
 	"log"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -309,7 +311,7 @@ func TestPush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dig, err := Push(context.Background(), im, tag, authn.NewMultiKeychain())
+	dig, err := Push(context.Background(), im, tag, authn.NewMultiKeychain(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,10 +336,101 @@ func TestPushRefusals(t *testing.T) {
 	tag, _ := ParseTag(host+"/cnperf-agent:t1", false)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err = Push(ctx, im, tag, authn.NewMultiKeychain())
+	_, err = Push(ctx, im, tag, authn.NewMultiKeychain(), 0)
 	if err == nil || !strings.Contains(err.Error(), "reachable") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("push to a closed port: %v; want one line saying it is not reachable", err)
 	}
 }
 
 func nilLogger() *log.Logger { return log.New(io.Discard, "", 0) }
+
+// silentRegistry accepts connections and never answers (issue 34 finding
+// 2: a push to one waited forever).
+func silentRegistry(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	return l.Addr().String()
+}
+
+// A push to a registry that never answers ends at its deadline, naming
+// the registry and the deadline; one interrupted says so.
+func TestPushBounded(t *testing.T) {
+	im, err := Build(staticBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := silentRegistry(t)
+	tag, _ := ParseTag(host+"/cnperf-agent:t1", false)
+	start := time.Now()
+	_, err = Push(context.Background(), im, tag, authn.NewMultiKeychain(), time.Second)
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "the registry "+host+" did not answer in time") || !strings.Contains(err.Error(), "at most 1s: --timeout") {
+		t.Errorf("push to a silent registry: %v", err)
+	}
+	if took > 20*time.Second { // the deadline is 1 s; generous for a loaded machine
+		t.Errorf("push to a silent registry took %v with a deadline of 1s", took)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	_, err = Push(ctx, im, tag, authn.NewMultiKeychain(), time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "interrupted while talking to "+host) {
+		t.Errorf("interrupted push: %v", err)
+	}
+}
+
+type fixedKeychain struct{ auth authn.Authenticator }
+
+func (k fixedKeychain) Resolve(authn.Resource) (authn.Authenticator, error) { return k.auth, nil }
+
+// Issue 34 finding 8: a registry refusing the credentials sent was
+// answered "log in first", as if none had been.
+func TestPushRefusedCredentials(t *testing.T) {
+	im, err := Build(staticBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	tag, _ := ParseTag(host+"/cnperf-agent:t1", false)
+	for _, c := range []struct {
+		name string
+		kc   authn.Keychain
+		want string
+	}{
+		{"none sent", fixedKeychain{authn.Anonymous}, "log in first: docker login " + host},
+		{"refused", fixedKeychain{&authn.Basic{Username: "u", Password: "wrong"}}, "refused the credentials `docker login` left for " + host},
+	} {
+		_, err := Push(context.Background(), im, tag, c.kc, 20*time.Second)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}

@@ -40,13 +40,21 @@ func imageBuild(c *cli.Ctx) error {
 	binary := imageBinary(fs)
 	tag := fs.String("tag", "", "the image's name in the archive (default: cnperf-agent:<first 12 hex digits of the binary's SHA-256>)")
 	out := fs.String("out", "", "the archive file (default: cnperf-agent-<those digits>.tar in the current folder)")
+	force := fs.Bool("force", false, cli.ForceUsage)
 	if _, err := c.Parse(); err != nil {
 		return err
 	}
-	if *out != "" {
-		if err := cli.CheckOutFile("--out", *out, "cnperf-agent.tar"); err != nil {
-			return cli.Usage(err)
-		}
+	// the output rule: never the binary read, nor a file that is not an
+	// archive of cnperf's (unless --force)
+	input := *binary
+	if input == "" {
+		input, _ = os.Executable()
+	}
+	check := func(path string) error {
+		return cli.CheckOutputs([]string{input}, *force, cli.Output{Flag: "--out", Path: path, Example: "cnperf-agent.tar", Kind: Kind})
+	}
+	if err := check(*out); err != nil {
+		return cli.Usage(err)
 	}
 	if *tag != "" {
 		if _, err := ParseTag(*tag, false); err != nil {
@@ -68,6 +76,9 @@ func imageBuild(c *cli.Ctx) error {
 	path := *out
 	if path == "" {
 		path = Repo + "-" + im.BinarySHA[:12] + ".tar"
+		if err := check(path); err != nil {
+			return cli.Usage(err)
+		}
 	}
 	if err := WriteFile(path, im, t); err != nil {
 		return err
@@ -89,6 +100,7 @@ func imagePush(c *cli.Ctx, interrupted func() (context.Context, context.CancelFu
 	fs := c.Flags()
 	binary := imageBinary(fs)
 	insecure := fs.Bool("insecure", false, "the registry speaks plain HTTP (loopback, .local and private addresses are tried that way anyway)")
+	timeout := fs.Duration("timeout", DefaultPushTimeout, "give up on the push after this long (each answer of the registry is waited for at most 30 s)")
 	args, err := c.Parse()
 	if err != nil {
 		return err
@@ -100,6 +112,9 @@ func imagePush(c *cli.Ctx, interrupted func() (context.Context, context.CancelFu
 		return cli.Usagef("push where? use `cnperf image push REGISTRY/REPOSITORY:TAG`, such as 127.0.0.1:5000/cnperf-agent:v1")
 	}
 	ref := args[0]
+	if *timeout <= 0 {
+		return cli.Usagef("--timeout %v: give a positive duration such as 5m", *timeout)
+	}
 	t, err := ParseTag(ref, *insecure)
 	if err != nil {
 		return cli.Usage(err)
@@ -110,7 +125,7 @@ func imagePush(c *cli.Ctx, interrupted func() (context.Context, context.CancelFu
 	}
 	ctx, stop := interrupted()
 	defer stop()
-	dig, err := Push(ctx, im, t, nil)
+	dig, err := Push(ctx, im, t, nil, *timeout)
 	if err != nil {
 		return err
 	}

@@ -134,7 +134,7 @@ func TestRealRegistry(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dockerConfig(t, c.auths)
-			dig, err := Push(ctx, im, tag, nil)
+			dig, err := Push(ctx, im, tag, nil, 0)
 			if c.refuse != "" {
 				if err == nil || !strings.Contains(err.Error(), c.refuse) || strings.Contains(err.Error(), "\n") {
 					t.Errorf("push: %v; want one line with %q", err, c.refuse)
@@ -156,7 +156,7 @@ func TestRealRegistry(t *testing.T) {
 				t.Errorf("the registry holds %s; pushed %s", desc.Digest, want)
 			}
 			// pushing again is harmless (every blob is there already)
-			if _, err := Push(ctx, im, tag, nil); err != nil {
+			if _, err := Push(ctx, im, tag, nil, 0); err != nil {
 				t.Errorf("second push: %v", err)
 			}
 		})

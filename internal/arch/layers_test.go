@@ -26,7 +26,7 @@ var layering = []struct {
 	{"command", []string{"cmd/...", "internal/hostsnap/cmd/..."}, false},
 	{"commands made of commands", []string{"internal/enginebench"}, false},
 	{"commands' bodies", []string{"internal/session", "internal/standalone", "internal/labhold",
-		"internal/labbench", "internal/plan/profile", "internal/catalog", "internal/kubelocal"}, true},
+		"internal/labbench", "internal/plan/profile", "internal/catalog", "internal/kubelocal", "internal/bpfcost"}, true},
 	{"test harnesses", []string{"internal/labtest", "internal/labtest/...", "internal/campaign", "internal/soak"}, false},
 	{"execution", []string{"internal/runner"}, false},
 	{"readers", []string{"internal/report", "internal/recommend"}, true},
@@ -44,7 +44,7 @@ var layering = []struct {
 		"internal/httpserver", "internal/hist", "internal/speed", "internal/pmqos", "internal/hostsnap"}, false},
 	{"ground", []string{"internal/ground", "internal/result", "internal/stats", "internal/option", "internal/registry",
 		"internal/exitcode", "internal/cli", "internal/progress", "internal/golden", "internal/testutil",
-		"internal/racedet", "internal/arch"}, false},
+		"internal/racedet", "internal/tmpdir", "internal/arch"}, false},
 }
 
 // rowOf is the index of pkg's row in layering (0 is the top), by its

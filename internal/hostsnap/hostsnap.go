@@ -2,7 +2,8 @@
 // else a test of cnperf could change on the machine — links, addresses,
 // routes (every table), policy rules, the nft ruleset, iptables (legacy
 // and nft), net.* sysctls, BPF programs (loaded and attached in the host
-// namespace), cnperf's cgroups and the mounts — so that the root test
+// namespace), cnperf's cgroups, the mounts and the files a cluster or
+// cnperf's temporary folders could leave (FilePaths) — so that the root test
 // suite can be bracketed: the snapshot after must equal the one before.
 //
 // Docker's own objects are left out (docker0, br-*, veth* of containers,
@@ -64,7 +65,52 @@ func Take() Snapshot {
 	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
 		s["mounts"] = Normalize("mounts", string(b))
 	}
+	s["files"] = Files(FilePaths...)
 	return s
+}
+
+// FilePaths are the places on the host's file system that a Kubernetes
+// node or a CNI plugin writes by default, and where cnperf keeps its
+// temporary and state folders: the local cluster must leave all of them
+// as it found them (issue 34: kubelet wrote /var/lib/kubelet; a killed up
+// left /tmp/cnperf-cluster-images*). /var/lib/containerd is Docker's.
+var FilePaths = []string{
+	"/var/lib/kubelet", "/var/lib/cni", "/var/lib/etcd", "/var/lib/calico", "/var/log/containers", "/var/log/pods",
+	"/etc/cni", "/etc/kubernetes", "/run/flannel", "/run/cnperf", "/tmp/cnperf*",
+}
+
+// Files lists what exists at each of paths (globs allowed), two levels
+// below them: "PATH TYPE" (dir, file, link, socket, other).
+func Files(paths ...string) []string {
+	var out []string
+	for _, pat := range paths {
+		matches, _ := filepath.Glob(pat)
+		for _, root := range matches {
+			_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if err != nil {
+					return nil
+				}
+				kind := "other"
+				switch t := d.Type(); {
+				case t.IsDir():
+					kind = "dir"
+				case t.IsRegular():
+					kind = "file"
+				case t&os.ModeSymlink != 0:
+					kind = "link"
+				case t&os.ModeSocket != 0:
+					kind = "socket"
+				}
+				out = append(out, p+" "+kind)
+				if d.IsDir() && strings.Count(strings.TrimPrefix(p, root), "/") >= 2 {
+					return filepath.SkipDir
+				}
+				return nil
+			})
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // cgroups lists cgroup folders named after cnperf, two levels deep in

@@ -1,6 +1,8 @@
 package hostsnap
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -74,5 +76,27 @@ func TestDiff(t *testing.T) {
 	after["cgroups"] = []string{"/sys/fs/cgroup/unified/cnperf-ab-svc"}
 	if d := Diff(before, after); !reflect.DeepEqual(d, []string{"cgroups: + /sys/fs/cgroup/unified/cnperf-ab-svc"}) {
 		t.Errorf("a cgroup left: diff %q", d)
+	}
+}
+
+// Files lists what is at the paths, two levels deep, and nothing for a
+// path that does not exist.
+func TestFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"kubelet/pki", "kubelet/device-plugins/a/b"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kubelet/pki/kubelet.crt"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := Files(filepath.Join(dir, "kube*"), filepath.Join(dir, "missing"))
+	want := []string{
+		dir + "/kubelet dir", dir + "/kubelet/device-plugins dir", dir + "/kubelet/device-plugins/a dir",
+		dir + "/kubelet/pki dir", dir + "/kubelet/pki/kubelet.crt file",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Files:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

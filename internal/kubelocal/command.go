@@ -44,7 +44,19 @@ func Command(o IO) *cli.Command {
 			fs.IntVar(&cfg.Nodes, "nodes", 2, "nodes (1 to 99)")
 			fs.StringVar(&cfg.ProxyMode, "proxy-mode", "iptables", "kube-proxy's mode: iptables, nftables or ipvs")
 			fs.StringVar(&cfg.Iptables, "iptables", "legacy", "the iptables kubelet and kube-proxy run: legacy (x_tables) or nft")
-			fs.StringVar(&cfg.CNI, "cni", "bridge", "the pod network: "+strings.Join(CNIs, ", ")+" (flannel-*: real flanneld, built by scripts/flannel-build.sh)")
+			fs.StringVar(&cfg.CNI, "cni", "bridge", "the pod network: "+strings.Join(CNIs, ", ")+" (flannel-*: real flanneld, built by scripts/flannel-build.sh; cilium: real Cilium, built by scripts/cilium-build.sh)")
+			fs.BoolVar(&cfg.KubeProxyReplacement, "kube-proxy-replacement", false, "with --cni cilium: no kube-proxy, Cilium serves the Services (socket LB and tc programs)")
+			fs.Func("cni-opt", "an option of the pod network, KEY=VALUE, repeatable: for cilium routing=tunnel|native (default tunnel), socket-lb=true|false (default true)", func(s string) error {
+				k, v, ok := strings.Cut(s, "=")
+				if !ok || k == "" {
+					return fmt.Errorf("--cni-opt %q: want KEY=VALUE, e.g. routing=native", s)
+				}
+				if cfg.CNIOpts == nil {
+					cfg.CNIOpts = map[string]string{}
+				}
+				cfg.CNIOpts[k] = v
+				return nil
+			})
 			fs.StringVar(&cfg.BinDir, "bin", DefaultBinDir(), "the Kubernetes binaries (scripts/kube-build.sh builds them)")
 			fs.StringVar(&cfg.Src, "src", "", "cnperf's source tree, the pause and agent images are built from (default: the one holding the working folder)")
 			fs.DurationVar(&cfg.Wait, "wait", 3*time.Minute, "how long each part may take to come up")

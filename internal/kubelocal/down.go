@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -37,6 +38,10 @@ func (c *Cluster) teardown() error {
 	if err := lab.StopRunCgroup(c.cfg.ID, c.cfg.Grace, c.cfg.StopLimit); err != nil {
 		return fmt.Errorf("%w; run `cnperf cluster down` again", err)
 	}
+	// before the state folder goes: it says what up made for Cilium
+	if err := c.releaseCilium(); err != nil {
+		return err
+	}
 	// the namespaces and the state folder, as `cnperf clean` removes a
 	// dead run's (/run/containerd stays: other containerds' shims use it)
 	if _, err := lab.CleanRun(c.cfg.ID, true); err != nil {
@@ -48,13 +53,34 @@ func (c *Cluster) teardown() error {
 // errNoCluster is Status's and Kubectl's answer when nothing is up.
 var errNoCluster = errors.New("no cluster up; `cnperf cluster up` starts one")
 
+// upDone is the file Up writes once every node is Ready.
+func (c *Cluster) upDone() string { return filepath.Join(c.Dir(), "up-done") }
+
+// unfinished says why the cluster's up has not finished, or "" when it
+// has: an up still running (it holds the lock), or one that ended without
+// finishing (killed: nothing removed what it made).
+func (c *Cluster) unfinished() string {
+	if _, err := os.Stat(c.upDone()); err == nil {
+		return ""
+	}
+	if h, busy := lockHolder(c.cfg.Lock); busy {
+		if h.role == "down" {
+			return fmt.Sprintf("a `cnperf cluster down` (pid %d) is removing it", h.pid)
+		}
+		return fmt.Sprintf("a `cnperf cluster up` (pid %d) is still bringing it up", h.pid)
+	}
+	return "the `cnperf cluster up` that made it ended before the cluster was Ready (killed?); `cnperf cluster down` removes it"
+}
+
 // binDir is where the running cluster's binaries are (recorded by up).
 func (c *Cluster) binDir() (string, error) {
-	if _, err := os.Stat(iproute.RunDir + "/" + c.CPNetNS()); err != nil {
-		return "", errNoCluster
-	}
+	_, nsErr := os.Stat(iproute.RunDir + "/" + c.CPNetNS())
 	b, err := os.ReadFile(filepath.Join(c.Dir(), "bin"))
-	if err != nil {
+	if nsErr != nil || err != nil {
+		if c.Exists() {
+			// up said "already up": so must status, naming what is there
+			return "", fmt.Errorf("a cluster is left over, without its control plane: %s", c.unfinished())
+		}
 		return "", errNoCluster
 	}
 	return strings.TrimSpace(string(b)), nil
@@ -74,10 +100,36 @@ func (c *Cluster) Kubectl(ctx context.Context, stdin io.Reader, stdout, stderr i
 	return cmd.Run()
 }
 
-// Status prints the nodes and every pod.
+// Status prints the nodes and every pod; it fails, after printing them,
+// when the cluster is not whole: its up did not finish, or fewer nodes
+// are Ready than up was asked for.
 func (c *Cluster) Status(ctx context.Context, stdout, stderr io.Writer) error {
 	if err := c.Kubectl(ctx, nil, stdout, stderr, "get", "nodes", "-o", "wide"); err != nil {
 		return err
 	}
-	return c.Kubectl(ctx, nil, stdout, stderr, "get", "pods", "-A", "-o", "wide")
+	if err := c.Kubectl(ctx, nil, stdout, stderr, "get", "pods", "-A", "-o", "wide"); err != nil {
+		return err
+	}
+	if c.runsCilium() {
+		fmt.Fprint(stdout, c.ciliumStatus(ctx))
+	}
+	want, _ := os.ReadFile(filepath.Join(c.Dir(), "nodes"))
+	var ready strings.Builder
+	if err := c.Kubectl(ctx, nil, &ready, io.Discard, "get", "nodes", "-o",
+		`jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{" "}{end}`); err != nil {
+		return err
+	}
+	n, asked := 0, strings.TrimSpace(string(want))
+	for _, s := range strings.Fields(ready.String()) {
+		if s == "True" {
+			n++
+		}
+	}
+	if why := c.unfinished(); why != "" {
+		return fmt.Errorf("the cluster is not whole, %d of %s nodes Ready: %s", n, asked, why)
+	}
+	if asked != "" && strconv.Itoa(n) != asked {
+		return fmt.Errorf("%d of %s nodes Ready", n, asked)
+	}
+	return nil
 }

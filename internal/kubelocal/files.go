@@ -84,12 +84,12 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "%[3]s"
+    bin_dir = "%[1]s/cnibin"
     conf_dir = "%[1]s/cni"
     max_conf_num = 1
   [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = "%[4]s"
-`, nd, PauseImage, CNIBinDir, c.certsDir())
+    config_path = "%[3]s"
+`, nd, PauseImage, c.certsDir())
 }
 
 // RegistryPort is where the nodes' containerd looks for registries on the
@@ -149,7 +149,7 @@ resolvConf: ""
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "1%%", nodefs.available: "1%%", imagefs.available: "1%%"}
-`, nd, c.cgroup(nodeName(n)))
+`, nd, c.cgroup(c.podCgroup(n)))
 }
 
 func (c *Cluster) kubeProxyConfig(n int) string {
@@ -250,8 +250,65 @@ func subnetOf(s string) string {
 	return s
 }
 
+// linkCNIBin fills node n's CNI plugin folder: Debian's plugins, and
+// cilium-cni under Cilium.
+func (c *Cluster) linkCNIBin(n int) error {
+	dir := filepath.Join(c.nodeDir(n), "cnibin")
+	ents, err := os.ReadDir(CNIBinDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := os.Symlink(filepath.Join(CNIBinDir, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	if c.cfg.cilium() {
+		return os.Symlink(filepath.Join(c.cfg.CiliumDir, "cilium-cni"), filepath.Join(dir, "cilium-cni"))
+	}
+	return nil
+}
+
+// systems is what the node annotation AnnotSystems says the cluster runs:
+// "pod-network=flannel vxlan,service-proxy=kube-proxy iptables" (the
+// bridge CNI replicates nothing of the lab's).
+func (c *Cluster) systems() string {
+	var out []string
+	switch {
+	case c.cfg.flannel() != "":
+		out = append(out, "pod-network=flannel "+c.cfg.flannel())
+	case c.cfg.cilium() && c.cfg.ciliumNative():
+		out = append(out, "pod-network=cilium native-routing")
+	case c.cfg.cilium():
+		out = append(out, "pod-network=cilium vxlan-tunnel")
+	}
+	switch {
+	case c.cfg.ciliumSocketLB():
+		out = append(out, "service-proxy=cilium socket-lb")
+	case c.cfg.KubeProxyReplacement:
+		out = append(out, "service-proxy=cilium tc-lb")
+	default:
+		out = append(out, "service-proxy=kube-proxy "+c.cfg.ProxyMode)
+	}
+	return strings.Join(out, ",")
+}
+
 // cniName is what the node annotation says the pod network is.
 func (c *Cluster) cniName() string {
+	if c.cfg.cilium() {
+		routing := "vxlan tunnel"
+		if c.cfg.ciliumNative() {
+			routing = "native routing"
+		}
+		lb := "kube-proxy " + c.cfg.ProxyMode
+		switch {
+		case c.cfg.ciliumSocketLB():
+			lb = "kube-proxy replacement, socket LB"
+		case c.cfg.KubeProxyReplacement:
+			lb = "kube-proxy replacement, tc LB only"
+		}
+		return "cilium " + CiliumVersion + " " + routing + " (cilium-agent; " + lb + ")"
+	}
 	if b := c.cfg.flannel(); b != "" {
 		return "flannel " + FlannelVersion + " " + b + " (flanneld, subnets leased in etcd; pods on bridge+host-local as its CNI plugin delegates)"
 	}

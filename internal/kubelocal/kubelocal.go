@@ -63,6 +63,9 @@ const (
 	// AnnotCNI is the node annotation naming the pod network, which the API
 	// shows no other way (package backend/kubernetes reads it).
 	AnnotCNI = "cnperf.cni"
+	// AnnotSystems names the real systems the cluster runs, by role, in
+	// the words of the lab's replicas (result.Kubernetes.Systems).
+	AnnotSystems = "cnperf.systems"
 )
 
 // FlannelVersion is the Flannel release of --cni flannel-*: what
@@ -72,8 +75,10 @@ const FlannelVersion = "v0.28.10"
 // CNIs are the pod networks the cluster can run: Debian's bridge and
 // host-local plugins with host-gw routes cnperf adds (bridge), or real
 // Flannel, whose flanneld leases each node a subnet in etcd and programs
-// the datapath of its backend.
-var CNIs = []string{"bridge", "flannel-vxlan", "flannel-host-gw"}
+// the datapath of its backend, or real Cilium (its agent on each node
+// compiles and loads its eBPF datapath; with KubeProxyReplacement it also
+// serves the Services, and no kube-proxy runs).
+var CNIs = []string{"bridge", "flannel-vxlan", "flannel-host-gw", "cilium"}
 
 // Binaries are the Kubernetes components the cluster runs.
 var Binaries = []string{"kube-apiserver", "kubelet", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubectl"}
@@ -87,7 +92,16 @@ type Config struct {
 	CNI       string // the pod network, one of CNIs (default bridge)
 	// FlannelDir holds flanneld (default DefaultFlannelDir()).
 	FlannelDir string
-	BinDir     string // the Kubernetes binaries (default DefaultBinDir())
+	// CiliumDir holds Cilium's binaries and datapath sources (default
+	// DefaultCiliumDir()).
+	CiliumDir string
+	// KubeProxyReplacement: Cilium serves the Services (socket LB and tc
+	// programs) and no kube-proxy runs (--cni cilium only).
+	KubeProxyReplacement bool
+	// CNIOpts are --cni-opt key=value: for cilium, routing=tunnel|native
+	// and socket-lb=true|false.
+	CNIOpts map[string]string
+	BinDir  string // the Kubernetes binaries (default DefaultBinDir())
 	// Src is cnperf's source tree, which Up builds the pause and agent
 	// images from (default: found from the working folder).
 	Src string
@@ -143,6 +157,9 @@ func (cfg *Config) setDefaults() {
 	if cfg.FlannelDir == "" {
 		cfg.FlannelDir = DefaultFlannelDir()
 	}
+	if cfg.CiliumDir == "" {
+		cfg.CiliumDir = DefaultCiliumDir()
+	}
 	if cfg.BinDir == "" {
 		cfg.BinDir = DefaultBinDir()
 	}
@@ -178,6 +195,9 @@ func (cfg *Config) validate() error {
 		return fmt.Errorf("pod network %q; use --cni %s", cfg.CNI, strings.Join(CNIs, ", "))
 	case cfg.Iptables != "legacy" && cfg.Iptables != "nft":
 		return fmt.Errorf("iptables backend %q; use --iptables legacy (the default) or nft", cfg.Iptables)
+	}
+	if err := cfg.validateCNIOpts(); err != nil {
+		return err
 	}
 	if err := (&lab.Config{ID: cfg.ID}).Validate(); err != nil {
 		return err

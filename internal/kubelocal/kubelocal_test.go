@@ -6,13 +6,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cnperf/cnperf/internal/golden"
 	"github.com/cnperf/cnperf/internal/lab"
@@ -54,13 +59,73 @@ func TestConfigValidate(t *testing.T) {
 		{"bad iptables", Config{Nodes: 1, Iptables: "xt"}, "--iptables legacy"},
 		{"bad id", Config{Nodes: 1, ID: "a-b"}, "run id"},
 		{"flannel", Config{Nodes: 2, CNI: "flannel-vxlan"}, ""},
-		{"bad cni", Config{Nodes: 2, CNI: "calico"}, "--cni bridge, flannel-vxlan, flannel-host-gw"},
+		{"bad cni", Config{Nodes: 2, CNI: "calico"}, "--cni bridge, flannel-vxlan, flannel-host-gw, cilium"},
+		{"cilium", Config{Nodes: 2, CNI: "cilium"}, ""},
+		{"cilium kpr native", Config{Nodes: 2, CNI: "cilium", KubeProxyReplacement: true, CNIOpts: map[string]string{"routing": "native", "socket-lb": "false"}}, ""},
+		{"kpr without cilium", Config{Nodes: 2, KubeProxyReplacement: true}, "--kube-proxy-replacement needs --cni cilium"},
+		{"cni-opt without cilium", Config{Nodes: 2, CNI: "flannel-vxlan", CNIOpts: map[string]string{"routing": "native"}}, "--cni-opt is for --cni cilium"},
+		{"bad cni-opt key", Config{Nodes: 2, CNI: "cilium", CNIOpts: map[string]string{"tunnel": "geneve"}}, "--cni-opt tunnel: unknown key"},
+		{"bad cni-opt value", Config{Nodes: 2, CNI: "cilium", CNIOpts: map[string]string{"routing": "bgp"}}, "use routing=tunnel|native"},
+		{"socket-lb without kpr", Config{Nodes: 2, CNI: "cilium", CNIOpts: map[string]string{"socket-lb": "false"}}, "add --kube-proxy-replacement"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := New(c.cfg)
 			if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
 				t.Errorf("New(%+v) = %v, want %q", c.cfg, err, c.want)
+			}
+		})
+	}
+}
+
+// CiliumVersion is what cilium/go.mod pins, which scripts/cilium-build.sh
+// builds and names its cache folder after.
+func TestCiliumVersionIsCiliumGoMod(t *testing.T) {
+	b, err := os.ReadFile("../../cilium/go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "\tgithub.com/cilium/cilium "+CiliumVersion+" ") {
+		t.Errorf("cilium/go.mod does not require github.com/cilium/cilium %s", CiliumVersion)
+	}
+	if filepath.Base(DefaultCiliumDir()) != "cilium-"+CiliumVersion {
+		t.Errorf("DefaultCiliumDir %s", DefaultCiliumDir())
+	}
+}
+
+// Under Cilium a node's agent runs with the cluster's own cgroup, bpffs
+// and state, tunnel or native routing, with or without kube-proxy's
+// replacement; the CNI configuration names Cilium's plugin.
+func TestCiliumFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"cilium-tunnel", Config{Nodes: 2, CNI: "cilium"}},
+		{"cilium-native-kpr", Config{Nodes: 2, CNI: "cilium", KubeProxyReplacement: true, CNIOpts: map[string]string{"routing": "native"}}},
+		{"cilium-kpr-tc", Config{Nodes: 2, CNI: "cilium", KubeProxyReplacement: true, CNIOpts: map[string]string{"socket-lb": "false"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.CiliumDir = "/cache/cilium"
+			c, err := New(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mounts []string
+			for _, m := range c.ciliumMounts(2) {
+				mounts = append(mounts, strings.Join(m, " "))
+			}
+			text := strings.Join(c.ciliumAgentArgs(2, "/run/cnperf-cgroup2"), "\n") + "\n" + strings.Join(mounts, "\n") + "\n" +
+				c.cniName() + "\n" + c.systems() + "\n" + c.kubeletConfig(2) + ciliumConflist()
+			golden.Check(t, tc.name, text)
+			var conf map[string]any
+			if err := json.Unmarshal([]byte(ciliumConflist()), &conf); err != nil {
+				t.Errorf("conflist: %v", err)
+			}
+			// the agent's cgroup root is the node's own subtree, which
+			// holds its daemons and pods, never the hierarchy's root
+			if got := c.ciliumCgroup(2); got != "cnperf-kube/n2" || !strings.HasPrefix(c.cgroup(c.sysCgroup(2)), got+"/") || !strings.HasPrefix(c.cgroup(c.podCgroup(2)), got+"/") {
+				t.Errorf("cgroup root %q does not hold sys %q and pods %q", got, c.sysCgroup(2), c.podCgroup(2))
 			}
 		})
 	}
@@ -288,4 +353,69 @@ func TestLock(t *testing.T) {
 		t.Fatalf("after unlock: %v", err)
 	}
 	b.unlock()
+}
+
+// Issue 34 finding 7: of two concurrent downs, the first called the
+// second an up and sent it SIGTERM. A down holds the lock here (its pid a
+// sleep standing in for it): another down waits for it, and signals
+// nothing.
+func TestDownWaitsForAnotherDown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	other := exec.Command("sleep", "30")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+	held, _, err := tryLock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strconv.Itoa(other.Process.Pid)+" down\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	c, err := New(Config{Nodes: 1, Lock: path, Log: &log, Grace: time.Second, StopLimit: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { time.Sleep(300 * time.Millisecond); held.unlock() }()
+	l, err := c.lockDown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.unlock()
+	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the other down (pid %d) was signalled: %v; log: %s", other.Process.Pid, err, log.String())
+	}
+	if !strings.Contains(log.String(), "waiting for the `cnperf cluster down` still running") {
+		t.Errorf("log: %q", log.String())
+	}
+	if _, err := c.lockUp(); err != nil {
+		t.Errorf("up after the downs: %v", err)
+	}
+}
+
+// nodeVarDir gives the node its own entry and links every other one to
+// the read-only view of the host's folder.
+func TestNodeVarDir(t *testing.T) {
+	host, nd := t.TempDir(), t.TempDir()
+	for _, d := range []string{"dpkg", "kubelet"} {
+		if err := os.Mkdir(filepath.Join(host, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mounts, err := nodeVarDir(nd, host, "kubelet", "/node/kubelet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(nd, "own", host)
+	for name, want := range map[string]string{"kubelet": "/node/kubelet", "dpkg": filepath.Join(nd, "host", host, "dpkg")} {
+		if got, err := os.Readlink(filepath.Join(own, name)); err != nil || got != want {
+			t.Errorf("%s -> %q (%v), want %q", name, got, err, want)
+		}
+	}
+	want := fmt.Sprint([][]string{{"mount", "--bind", "-o", "ro", host, filepath.Join(nd, "host", host)}, {"mount", "--bind", own, host}})
+	if got := fmt.Sprint(mounts); got != want {
+		t.Errorf("mounts %s, want %s", got, want)
+	}
 }

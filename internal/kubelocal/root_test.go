@@ -32,7 +32,10 @@ func testCluster(t *testing.T, id string, steps ...step) *Cluster {
 		_ = c.teardown()
 		_ = os.Remove(c.cfg.Lock)
 		// the logs a failed up keeps for its user (Up)
-		_ = os.RemoveAll(filepath.Join(os.TempDir(), "cnperf-"+id+"-failed-logs"))
+		kept, _ := filepath.Glob(filepath.Join(os.TempDir(), "cnperf-"+id+"-failed-logs*"))
+		for _, k := range kept {
+			_ = os.RemoveAll(k)
+		}
 	})
 	return c
 }
@@ -226,10 +229,24 @@ func TestFailedUpRemovesAll(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "dies exited (exit status 3): it went wrong") {
 		t.Fatalf("up: %v, want the daemon's exit and last log line", err)
 	}
-	keep := filepath.Join(os.TempDir(), "cnperf-"+id+"-failed-logs")
-	t.Cleanup(func() { os.RemoveAll(keep) })
+	_, keep, _ := strings.Cut(err.Error(), "(logs in ")
+	keep = strings.TrimSuffix(keep, ")")
+	// remove only a folder of the name keepLogs makes: a path read from a
+	// message must never lead to removing anything else (on the code
+	// before issue 34 this path was /tmp/cnperf-ID-failed-logs, whose
+	// parent is /tmp itself)
+	prefix := filepath.Join(os.TempDir(), "cnperf-"+id+"-failed-logs-")
+	if kept := filepath.Dir(keep); strings.HasPrefix(kept, prefix) && filepath.Base(keep) == "log" {
+		t.Cleanup(func() { os.RemoveAll(kept) })
+	}
 	if b, _ := os.ReadFile(filepath.Join(keep, "dies.log")); string(b) != "it went wrong\n" {
 		t.Errorf("kept log: %q", b)
+	}
+	// issue 34 finding 4: not a fixed name under /tmp (a link put there by
+	// anyone would be followed by root), but a fresh folder only root reads
+	if st, err := os.Stat(filepath.Dir(keep)); err != nil || st.Mode().Perm() != 0o700 ||
+		filepath.Dir(keep) == filepath.Join(os.TempDir(), "cnperf-"+id+"-failed-logs") {
+		t.Errorf("logs kept in %s (%v): want a fresh folder of mode 0700", keep, err)
 	}
 	if c.Exists() {
 		t.Error("the failed up left its cluster")
@@ -305,5 +322,84 @@ func TestSelftest(t *testing.T) {
 	}
 	if mi, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mi), c.Dir()) {
 		t.Error("mounts left under the state folder")
+	}
+}
+
+// Issue 34 finding 4: the image builds of up run in the cluster's cgroup
+// and keep their files in its state folder, so that an up killed while
+// building leaves neither a `go build` running nor a folder under /tmp
+// that down and clean do not find. A fake go records where it ran.
+func TestImageBuildInsideTheCluster(t *testing.T) {
+	id := "kt" + lab.NewID()
+	c := testCluster(t, id)
+	c.cfg.Src = "../.."
+	bin := t.TempDir()
+	record := filepath.Join(t.TempDir(), "record")
+	fake := "#!/bin/sh\ncat /proc/self/cgroup >" + record + "\necho \"GOTMPDIR=$GOTMPDIR\" >>" + record + "\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	if err := os.MkdirAll(c.Dir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.buildImages(context.Background()); err == nil {
+		t.Fatal("the fake go build failed, buildImages did not")
+	}
+	b, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "/"+lab.RunCgroup(id)+"/images\n") {
+		t.Errorf("go build ran outside the cluster's cgroup %s/images:\n%s", lab.RunCgroup(id), b)
+	}
+	if !strings.Contains(string(b), "GOTMPDIR="+c.Dir()+"/") {
+		t.Errorf("go build's work folders are not in the state folder %s:\n%s", c.Dir(), b)
+	}
+}
+
+// Issue 34 finding 7: after an up killed before the control plane,
+// status said "no cluster up" while up said one was; after one killed
+// while starting nodes, status exited 0 with 1 of 2 nodes. A fake
+// kubectl answers for the cluster.
+func TestStatusOfAnUnfinishedCluster(t *testing.T) {
+	id := "kt" + lab.NewID()
+	c := testCluster(t, id)
+	if err := os.MkdirAll(c.Dir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	err := c.Status(context.Background(), &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "left over") || !strings.Contains(err.Error(), "cnperf cluster down") {
+		t.Errorf("status of a cluster killed before its control plane: %v, want it called left over", err)
+	}
+	if err := os.RemoveAll(c.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	c.steps = []step{underlay}
+	if err := c.Up(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// up made the underlay: now a kubectl that sees 1 node Ready of the 2
+	bin := t.TempDir()
+	kubectl := "#!/bin/sh\ncase \"$*\" in *jsonpath*) printf 'True False ';; *) echo NAME STATUS;; esac\n"
+	if err := os.WriteFile(filepath.Join(bin, "kubectl"), []byte(kubectl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for f, v := range map[string]string{"bin": bin, "nodes": "2"} {
+		if err := os.WriteFile(filepath.Join(c.Dir(), f), []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = c.Status(context.Background(), &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "1 of 2 nodes Ready") {
+		t.Errorf("status with 1 of 2 nodes Ready: %v", err)
+	}
+	if err := os.Remove(filepath.Join(c.Dir(), "up-done")); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Status(context.Background(), &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "ended before the cluster was Ready") {
+		t.Errorf("status of a cluster whose up was killed: %v", err)
 	}
 }

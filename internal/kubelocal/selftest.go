@@ -75,6 +75,9 @@ func (c *Cluster) Selftest(ctx context.Context) (err error) {
 			return fmt.Errorf("node %s could not run a container: %w", name, err)
 		}
 		c.logf("selftest: node %s: containerd ran %s via runc: %s", name, AgentImage, strings.TrimSpace(string(out)))
+		if err := c.checkNodeVar(ctx, n, mnt); err != nil {
+			return err
+		}
 		if err := c.cniPod(ctx, n, "ADD"); err != nil {
 			return err
 		}
@@ -118,5 +121,33 @@ func (c *Cluster) cniPod(ctx context.Context, n int, cmd string) error {
 	if out, err := p.CombinedOutput(); err != nil {
 		return fmt.Errorf("the bridge plugin's %s on %s: %v: %s", cmd, name, err, strings.TrimSpace(string(out)))
 	}
+	return nil
+}
+
+// checkNodeVar checks that node n's /var/lib/kubelet and
+// /var/log/containers are its own folders (kubelet's fixed paths), and
+// that the host's /var/lib is read-only there.
+func (c *Cluster) checkNodeVar(ctx context.Context, n, mnt int) error {
+	name := nodeName(n)
+	for _, p := range [][2]string{
+		{"/var/lib/kubelet/device-plugins", filepath.Join(c.nodeDir(n), "kubelet", "device-plugins")},
+		{"/var/log/containers", filepath.Join(c.nodeDir(n), "containerlogs")},
+	} {
+		probe := filepath.Join(p[0], "selftest-"+name)
+		if _, err := c.in(ctx, name, mnt, "sh", "-c", "mkdir -p "+p[0]+" && touch "+probe); err != nil {
+			return fmt.Errorf("node %s: writing %s: %w", name, probe, err)
+		}
+		if _, err := os.Stat(filepath.Join(p[1], "selftest-"+name)); err != nil {
+			return fmt.Errorf("node %s: %s is not the node's own (%s): %w", name, p[0], p[1], err)
+		}
+	}
+	for _, d := range []string{"/var/lib", "/var/log"} {
+		view := filepath.Join(c.nodeDir(n), "host", d)
+		out, err := c.in(ctx, name, mnt, "findmnt", "-no", "OPTIONS", view)
+		if err != nil || !strings.HasPrefix(string(out), "ro,") {
+			return fmt.Errorf("node %s: the host's %s is not read-only there (%s: %q, %v)", name, d, view, out, err)
+		}
+	}
+	c.logf("selftest: node %s: /var/lib/kubelet and /var/log/containers are the node's own", name)
 	return nil
 }

@@ -13,7 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/lab"
@@ -26,6 +28,7 @@ var upSteps = []step{
 	{"underlay", (*Cluster).makeUnderlay},
 	{"etcd", (*Cluster).startEtcd},
 	{"control plane", (*Cluster).startControlPlane},
+	{"cilium crds", (*Cluster).applyCiliumCRDs},
 	{"nodes", (*Cluster).startNodes},
 	{"ready", (*Cluster).waitReady},
 }
@@ -81,8 +84,17 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 	if err := c.writeRegistryHosts(); err != nil {
 		return err
 	}
-	// kubectl and status find the binaries here
+	// this up owns the state folder until etcd does (startEtcd): `cnperf
+	// clean` leaves it alone while the up lives, and removes it once it is
+	// gone, whichever step it was killed in
+	if err := lab.WriteOwner(c.cfg.ID, os.Getpid()); err != nil {
+		return err
+	}
+	// kubectl and status find the binaries here, status the nodes asked
 	if err := os.WriteFile(filepath.Join(c.Dir(), "bin"), []byte(c.cfg.BinDir+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir(), "nodes"), []byte(strconv.Itoa(c.cfg.Nodes)+"\n"), 0o644); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -96,19 +108,28 @@ func (c *Cluster) Up(ctx context.Context) (err error) {
 		}
 		c.logf("%s: done in %v", s.name, time.Since(t0).Round(100*time.Millisecond))
 	}
+	// status tells a cluster whose up finished from one it was killed in
+	if err := os.WriteFile(c.upDone(), nil, 0o644); err != nil {
+		return err
+	}
 	c.logf("up: %d nodes Ready in %v; `cnperf cluster kubectl get nodes`, or KUBECONFIG=%s inside %s",
 		c.cfg.Nodes, time.Since(start).Round(time.Second), c.AdminKubeconfig(), c.CPNetNS())
 	return nil
 }
 
 // keepLogs copies the logs of a cluster about to be removed after err
-// to /tmp/cnperf-ID-failed-logs, and says so in the error.
+// to /tmp/cnperf-ID-failed-logs-RANDOM/log, and says so in the error.
 func (c *Cluster) keepLogs(err error) error {
-	keep := filepath.Join(os.TempDir(), "cnperf-"+c.cfg.ID+"-failed-logs")
-	_ = os.RemoveAll(keep)
-	if cerr := exec.Command("cp", "-r", c.logDir(), keep).Run(); cerr == nil {
-		return fmt.Errorf("%w (logs in %s)", err, keep)
+	// a fresh folder of an unpredictable name (0700): root writing at a
+	// fixed name under /tmp follows whatever link another user put there
+	keep, merr := os.MkdirTemp("", "cnperf-"+c.cfg.ID+"-failed-logs-")
+	if merr != nil {
+		return err
 	}
+	if cerr := exec.Command("cp", "-r", c.logDir(), filepath.Join(keep, "log")).Run(); cerr == nil {
+		return fmt.Errorf("%w (logs in %s)", err, filepath.Join(keep, "log"))
+	}
+	_ = os.RemoveAll(keep)
 	return err
 }
 
@@ -151,6 +172,11 @@ func (c *Cluster) preflight(ctx context.Context) error {
 	}
 	if c.cfg.flannel() != "" && !executable(filepath.Join(c.cfg.FlannelDir, "flanneld")) {
 		return fmt.Errorf("--cni %s needs flanneld in %s; build it with scripts/flannel-build.sh", c.cfg.CNI, c.cfg.FlannelDir)
+	}
+	if c.cfg.cilium() {
+		if err := c.ciliumPreflight(); err != nil {
+			return err
+		}
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%s not in %s; build them with scripts/kube-build.sh (about an hour cold on 2 CPUs), or give --bin DIR", strings.Join(missing, ", "), c.cfg.BinDir)
@@ -204,20 +230,32 @@ func (c *Cluster) source() (string, error) {
 
 // buildImages builds the pause and agent binaries (static, at the lowest
 // CPU priority: others measure on this machine) and writes their images.
+//
+// The builds work in the cluster's state folder and run in its cgroup
+// (images): an up killed meanwhile leaves neither a folder under /tmp nor
+// a `go build` running that `down` and `clean` would not find.
 func (c *Cluster) buildImages(ctx context.Context) error {
-	tmp, err := os.MkdirTemp("", "cnperf-cluster-images")
+	tmp, err := os.MkdirTemp(c.Dir(), "build-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	cg, err := lab.MakeCgroup(c.cgroup("images"))
+	if err != nil {
+		return err
+	}
 	for _, b := range []struct{ dir, pkg, out, image, tar string }{
 		{filepath.Join(c.cfg.Src, "kube"), "./pause", "pause", PauseImage, "pause.tar"},
 		{c.cfg.Src, "./cmd/cnperf", "cnperf", AgentImage, "agent.tar"},
 	} {
 		bin := filepath.Join(tmp, b.out)
-		cmd := exec.CommandContext(ctx, "nice", "-n", "19", "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, b.pkg)
+		argv := lab.InCgroups(cg, "nice", "-n", "19", "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, b.pkg)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Dir = b.dir
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		// go's own work folders too (default under /tmp)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOTMPDIR="+tmp)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building %s: %v: %s", b.pkg, err, lastLine(string(out)))
 		}
@@ -261,8 +299,8 @@ func (c *Cluster) makeUnderlay(ctx context.Context) error {
 	for _, h := range append([]*lab.Host{cp}, l.Hosts...) {
 		var ops []iproute.Op
 		for _, m := range l.Hosts {
-			// Flannel routes the pod subnets itself (the ones it leased)
-			if m != h && c.cfg.flannel() == "" {
+			// Flannel and Cilium route the pod subnets themselves
+			if m != h && c.cfg.flannel() == "" && !c.cfg.cilium() {
 				ops = append(ops, iproute.Route{Dst: m.PodCIDR, Via: m.IP})
 			}
 		}
@@ -448,6 +486,11 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 
 // startNodes starts every node at once.
 func (c *Cluster) startNodes(ctx context.Context) error {
+	if c.cfg.cilium() {
+		if err := c.prepareCilium(); err != nil {
+			return err
+		}
+	}
 	return c.lab.Each(ctx, c.cfg.Nodes, func(ctx context.Context, i int) error {
 		if err := c.startNode(ctx, i+1); err != nil {
 			return fmt.Errorf("node %s: %w", nodeName(i+1), err)
@@ -462,7 +505,7 @@ func (c *Cluster) startNodes(ctx context.Context) error {
 // kube-proxy.
 func (c *Cluster) startNode(ctx context.Context, n int) error {
 	nd, name := c.nodeDir(n), nodeName(n)
-	for _, d := range []string{"cni", "kubelet", "podlogs", "bin", "sysctl"} {
+	for _, d := range []string{"cni", "kubelet", "podlogs", "bin", "sysctl", "cnibin"} {
 		if err := os.MkdirAll(filepath.Join(nd, d), 0o755); err != nil {
 			return err
 		}
@@ -470,7 +513,7 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 	files := [][2]string{
 		{"containerd.toml", c.containerdConfig(n)}, {"kubelet.yaml", c.kubeletConfig(n)}, {"kube-proxy.yaml", c.kubeProxyConfig(n)},
 	}
-	if c.cfg.flannel() == "" {
+	if c.cfg.flannel() == "" && !c.cfg.cilium() {
 		files = append(files, [2]string{"cni/10-cnperf.conflist", c.cniConflist(n)})
 	}
 	for _, f := range files {
@@ -478,25 +521,47 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 			return err
 		}
 	}
-	for _, ln := range c.iptablesLinks() {
+	links := c.iptablesLinks()
+	if c.cfg.cilium() {
+		links = append(links, ciliumLinks()...)
+	}
+	for _, ln := range links {
 		if err := os.Symlink(ln[1], filepath.Join(nd, "bin", ln[0])); err != nil {
 			return err
 		}
 	}
-	for _, kv := range kubeletSysctls {
+	if err := c.linkCNIBin(n); err != nil {
+		return err
+	}
+	sysctls := kubeletSysctls
+	if c.cfg.cilium() {
+		for _, k := range ciliumSysctls {
+			// the host's own value: what the agent reads back
+			v, err := os.ReadFile("/proc/sys/" + k)
+			if err != nil {
+				return err
+			}
+			sysctls = append(sysctls, [2]string{k, strings.TrimSpace(string(v))})
+		}
+	}
+	for _, kv := range sysctls {
 		if err := os.WriteFile(c.sysctlFile(n, kv[0]), []byte(kv[1]+"\n"), 0o644); err != nil {
 			return err
 		}
 	}
-	if _, err := lab.MakeCgroup(c.cgroup(name)); err != nil { // kubelet's cgroupRoot must exist
+	if _, err := lab.MakeCgroup(c.cgroup(c.podCgroup(n))); err != nil { // kubelet's cgroupRoot must exist
 		return err
 	}
-	sys := name + "-sys"
+	sys := c.sysCgroup(n)
 	holder, err := c.spawn("mnt-"+name, name, sys, 0, nil, "unshare", "-m", "--propagation", "private", "sleep", "infinity")
 	if err != nil {
 		return err
 	}
 	mnt := holder.Cmd.Process.Pid
+	// status finds the node's mount namespace by it
+	if err := os.WriteFile(filepath.Join(nd, "mnt.pid"), []byte(strconv.Itoa(mnt)+"\n"), 0o644); err != nil {
+		return err
+	}
 	if err := c.waitFor(ctx, "the mount namespace of "+name, "mnt-"+name, func(context.Context) error {
 		own, _ := os.Readlink("/proc/self/ns/mnt")
 		its, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", mnt))
@@ -522,6 +587,14 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 	}
 	for _, kv := range kubeletSysctls {
 		mounts = append(mounts, []string{"mount", "--bind", c.sysctlFile(n, kv[0]), "/proc/sys/" + kv[0]})
+	}
+	vars, err := c.nodeVar(n)
+	if err != nil {
+		return err
+	}
+	mounts = append(mounts, vars...)
+	if c.cfg.cilium() {
+		mounts = append(mounts, c.ciliumMounts(n)...)
 	}
 	for _, m := range mounts {
 		if _, err := c.in(ctx, name, mnt, m...); err != nil {
@@ -556,12 +629,77 @@ func (c *Cluster) startNode(ctx context.Context, n int) error {
 	}
 	if _, err := c.spawn("kubelet-"+name, name, sys, mnt, path, filepath.Join(c.cfg.BinDir, "kubelet"),
 		"--config="+filepath.Join(nd, "kubelet.yaml"), "--kubeconfig="+c.AdminKubeconfig(),
-		"--root-dir="+filepath.Join(nd, "kubelet"), "--hostname-override="+name, "--node-ip="+c.nodeIP(n)); err != nil {
+		"--root-dir="+filepath.Join(nd, "kubelet"), "--cert-dir="+filepath.Join(nd, "kubelet", "pki"), "--hostname-override="+name, "--node-ip="+c.nodeIP(n)); err != nil {
 		return err
+	}
+	if c.cfg.cilium() {
+		if err := c.startCilium(ctx, n, mnt, path); err != nil {
+			return err
+		}
+		if c.cfg.KubeProxyReplacement {
+			return nil // Cilium serves the Services: no kube-proxy
+		}
 	}
 	_, err = c.spawn("kube-proxy-"+name, name, sys, mnt, path, filepath.Join(c.cfg.BinDir, "kube-proxy"),
 		"--config="+filepath.Join(nd, "kube-proxy.yaml"))
 	return err
+}
+
+// nodeVar prepares node n's own /var/lib and /var/log and returns the
+// mounts that put them in place inside the node's mount namespace.
+// kubelet writes its device-plugin socket at the fixed
+// /var/lib/kubelet/device-plugins (deviceplugin/v1beta1.DevicePluginPath,
+// whatever --root-dir says) and links container logs in the fixed
+// /var/log/containers, so every node needs its own of both, and the
+// host's /var must get neither. See nodeVarDir.
+func (c *Cluster) nodeVar(n int) ([][]string, error) {
+	nd := c.nodeDir(n)
+	lib, err := nodeVarDir(nd, "/var/lib", "kubelet", filepath.Join(nd, "kubelet"))
+	if err != nil {
+		return nil, err
+	}
+	logs := filepath.Join(nd, "containerlogs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return nil, err
+	}
+	log, err := nodeVarDir(nd, "/var/log", "containers", logs)
+	if err != nil {
+		return nil, err
+	}
+	return append(lib, log...), nil
+}
+
+// nodeVarDir makes the folder the node sees over the host's dir (e.g.
+// /var/lib): a folder of cnperf's under nd holding name -> target and, for
+// every other entry of the host's dir when the node starts, a link into a
+// read-only view of the host's, so that nothing the node runs writes
+// under the host's dir. The mounts, run inside the node, are:
+//
+//	mount --bind -o ro /var/lib ND/host/var/lib
+//	mount --bind ND/own/var/lib /var/lib
+func nodeVarDir(nd, dir, name, target string) ([][]string, error) {
+	view, own := filepath.Join(nd, "host", dir), filepath.Join(nd, "own", dir)
+	for _, d := range []string{view, own} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.Name() == name {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(view, e.Name()), filepath.Join(own, e.Name())); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.Symlink(target, filepath.Join(own, name)); err != nil {
+		return nil, err
+	}
+	return [][]string{{"mount", "--bind", "-o", "ro", dir, view}, {"mount", "--bind", own, dir}}, nil
 }
 
 // waitReady waits until every node is Ready and untainted (the node
@@ -584,7 +722,7 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 		}); err != nil {
 			return err
 		}
-		if _, err := c.kubectl(ctx, "annotate", "node", name, "--overwrite", AnnotCNI+"="+c.cniName()); err != nil {
+		if _, err := c.kubectl(ctx, "annotate", "node", name, "--overwrite", AnnotCNI+"="+c.cniName(), AnnotSystems+"="+c.systems()); err != nil {
 			return err
 		}
 	}

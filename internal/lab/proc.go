@@ -82,20 +82,11 @@ func Spawn(d Daemon) (*Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", d.Name, err)
 	}
-	// the shell joins the cgroups itself and then becomes the daemon
-	// (same pid): moving it from here after it started would miss what
-	// it forked meanwhile
-	argv := []string{"sh", "-c", `n=$1; shift
-while [ "$n" -gt 0 ]; do echo $$ >"$1" || exit 125; shift; n=$((n-1)); done
-exec "$@"`, "sh", strconv.Itoa(len(dirs))}
-	for _, d := range dirs {
-		argv = append(argv, filepath.Join(d, "cgroup.procs"))
-	}
-	argv = append(argv, "nsenter", "--net="+iproute.RunDir+"/"+d.NetNS)
+	argv := []string{"nsenter", "--net=" + iproute.RunDir + "/" + d.NetNS}
 	if d.Mount != 0 {
 		argv = append(argv, fmt.Sprintf("--mount=/proc/%d/ns/mnt", d.Mount))
 	}
-	argv = append(argv, d.Argv...)
+	argv = InCgroups(dirs, append(argv, d.Argv...)...)
 	logf, err := os.OpenFile(d.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", d.Name, err)
@@ -116,6 +107,19 @@ exec "$@"`, "sh", strconv.Itoa(len(dirs))}
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// InCgroups is argv run by a shell that first joins the cgroup folders
+// dirs (MakeCgroup's) and then becomes argv (same pid): moving it from
+// outside after it started would miss what it forked meanwhile.
+func InCgroups(dirs []string, argv ...string) []string {
+	out := []string{"sh", "-c", `n=$1; shift
+while [ "$n" -gt 0 ]; do echo $$ >"$1" || exit 125; shift; n=$((n-1)); done
+exec "$@"`, "sh", strconv.Itoa(len(dirs))}
+	for _, d := range dirs {
+		out = append(out, filepath.Join(d, "cgroup.procs"))
+	}
+	return append(out, argv...)
 }
 
 // WriteOwner makes process pid the owner of run id's state folder: Clean
@@ -364,6 +368,9 @@ func CleanRun(id string, force bool) ([]Leftover, error) {
 			_ = os.RemoveAll(filepath.Join(StateRoot, lo.ID))
 		}
 		removed = append(removed, lo)
+	}
+	if err := ReleaseCgroup2(); err != nil && firstErr == nil {
+		firstErr = err
 	}
 	_ = os.Remove(StateRoot) // only when no run holds a folder in it
 	return removed, firstErr

@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/ping"
@@ -75,6 +76,10 @@ func (c *Config) Validate() error {
 
 // PodBits is the per-host pod prefix holding n pods (lab.PodBitsFor).
 func PodBits(n int) int { return lab.PodBitsFor(n) }
+
+// Kind is a bench result file as the output rule (package cli) knows it:
+// Result's JSON, whose first key is network.
+var Kind = cli.FirstKeyJSON("a cnperf bench result", "network", "pods_per_host")
 
 // Result is what one benchmark measured; its JSON is the `--out` file.
 type Result struct {
@@ -460,7 +465,7 @@ func Main(ctx context.Context, cfg Config, jsonPath string, out, log io.Writer) 
 	fmt.Fprint(out, res.Text())
 	if jsonPath != "" {
 		b, _ := json.MarshalIndent(res, "", "  ")
-		if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+		if err := cli.WriteBytes("--out", jsonPath, append(b, '\n')); err != nil {
 			return err
 		}
 	}

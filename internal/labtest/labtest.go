@@ -21,6 +21,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/tmpdir"
 	"github.com/cnperf/cnperf/internal/workload"
 	_ "github.com/cnperf/cnperf/internal/workload/all" // every workload
 )
@@ -68,7 +69,7 @@ func AgentBinary(tb testing.TB) string {
 		tb.Fatal("labtest.AgentBinary: this test package must declare func TestMain(m *testing.M) { labtest.Main(m) }, which removes the binary afterwards")
 	}
 	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "cnperf-test-bin")
+		binDir, buildErr = tmpdir.Make("test-bin")
 		if buildErr != nil {
 			return
 		}

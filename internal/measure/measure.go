@@ -236,6 +236,15 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 		return res
 	}
 	if cerr != nil {
+		// a server gone with its container or pod (an engine killed)
+		// shows at the client as a closed connection: the servers'
+		// health names what happened, ahead of the client's error
+		for _, p := range servers {
+			if err := p.Agent.Check(); err != nil {
+				res.Error = fmt.Sprintf("server on %s: %v; client: %v", p.Name, err, cerr)
+				return res
+			}
+		}
 		res.Error = "client: " + cerr.Error() + logOf(d, s.Client)
 		return res
 	}

@@ -7,12 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/stats"
@@ -57,7 +57,11 @@ type CompareOptions struct {
 // limit (--fail-on-regression PCT, "" for no gate), the flags that go
 // with it, and the files it writes (a bad path found after the comparison
 // is printed would fail a CI job whose gate passed).
-func ParseCompareOptions(failOn string, allowUndecided bool, junit, jsonOut string) (CompareOptions, error) {
+//
+// inputs are the files compared: the output rule (package cli) keeps the
+// outputs off them, off each other and off files of other kinds (unless
+// force).
+func ParseCompareOptions(failOn string, allowUndecided bool, junit, jsonOut string, inputs []string, force bool) (CompareOptions, error) {
 	o := CompareOptions{Limit: -1, AllowUndecided: allowUndecided, JUnit: junit, JSON: jsonOut}
 	if failOn != "" {
 		pct, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(failOn), "%"), 64)
@@ -69,14 +73,9 @@ func ParseCompareOptions(failOn string, allowUndecided bool, junit, jsonOut stri
 	if o.Limit < 0 && (junit != "" || allowUndecided) {
 		return o, errors.New("--junit and --allow-undecided go with --fail-on-regression PCT, the limit the gate judges against: add e.g. --fail-on-regression 10")
 	}
-	for _, f := range []struct{ flag, path, example string }{{"--json", jsonOut, "compare.json"}, {"--junit", junit, "gate.xml"}} {
-		if f.path != "" {
-			if err := CheckOutFile(f.flag, f.path, f.example); err != nil {
-				return o, err
-			}
-		}
-	}
-	return o, nil
+	return o, cli.CheckOutputs(inputs, force,
+		cli.Output{Flag: "--json", Path: jsonOut, Example: "compare.json", Kind: CompareKind},
+		cli.Output{Flag: "--junit", Path: junit, Example: "gate.xml", Kind: JUnitKind})
 }
 
 // Compare compares two results files cell by cell and writes the
@@ -117,8 +116,8 @@ func Compare(w io.Writer, oldPath, newPath string, o CompareOptions) error {
 		if err != nil {
 			return fmt.Errorf("encoding the comparison: %v", err)
 		}
-		if err := os.WriteFile(o.JSON, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("--json: %v; name a file in a folder you can write", err)
+		if err := cli.WriteBytes("--json", o.JSON, append(b, '\n')); err != nil {
+			return err
 		}
 	}
 	if limit < 0 {
@@ -126,7 +125,7 @@ func Compare(w io.Writer, oldPath, newPath string, o CompareOptions) error {
 	}
 	if o.JUnit != "" {
 		if err := writeJUnit(o.JUnit, rc, judged, limit, o.AllowUndecided); err != nil {
-			return fmt.Errorf("--junit: %v; name a file in a folder you can write", err)
+			return err
 		}
 	}
 	return gateError(rc, judged, limit, o.AllowUndecided)

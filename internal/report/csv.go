@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/result"
 	kit "github.com/cnperf/cnperf/internal/section"
 	"github.com/cnperf/cnperf/internal/stats"
@@ -66,12 +65,21 @@ func summaryColumns() []string {
 
 // WriteCSV writes the CSV files of runs into dir, creating it, and
 // returns the paths it wrote.
-func WriteCSV(dir string, ins []Input) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--csv %s: %v; choose a folder you can write", dir, err)
+//
+// Each file is written whole or not at all (cli.WriteFile); when one
+// cannot be, a folder this call made is removed with the files it wrote.
+func WriteCSV(dir string, ins []Input) (paths []string, err error) {
+	undo, err := makeOutDir("--csv", dir)
+	if err != nil {
+		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			undo(paths)
+			paths = nil
+		}
+	}()
 	tables := CSVTables(ins)
-	var paths []string
 	for _, name := range slices.Sorted(maps.Keys(tables)) {
 		p := filepath.Join(dir, name)
 		var b bytes.Buffer
@@ -79,8 +87,10 @@ func WriteCSV(dir string, ins []Input) ([]string, error) {
 		if err := w.WriteAll(tables[name]); err != nil {
 			return paths, err
 		}
-		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
-			return paths, fmt.Errorf("--csv %s: %v", dir, err)
+		// each file whole or not at all: a full disk left a truncated
+		// params.csv (issue 34 finding 6)
+		if err := cli.WriteBytes("--csv", p, b.Bytes()); err != nil {
+			return paths, err
 		}
 		paths = append(paths, p)
 	}

@@ -2,9 +2,8 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,26 +28,11 @@ type Outputs struct {
 	NDJSON      string // --ndjson FILE
 }
 
-// Check refuses, before any work, an output path that cannot be written:
-// a file whose folder does not exist or that is not a regular file, a
-// CSV folder that is a file or whose parent does not exist.
-func (o Outputs) Check() error {
-	for _, f := range []struct{ flag, path, example string }{
-		{"--html", o.HTML, "report.html"},
-		{"--openmetrics", o.OpenMetrics, "cnperf.prom"},
-		{"--ndjson", o.NDJSON, "cnperf.ndjson"},
-	} {
-		if f.path == "" {
-			continue
-		}
-		if err := CheckOutFile(f.flag, f.path, f.example); err != nil {
-			return err
-		}
-	}
-	if o.CSV != "" {
-		return CheckOutDir("--csv", o.CSV)
-	}
-	return nil
+// Check applies the output rule (package cli) to the outputs before any
+// work: inputs are the paths the command reads, force lets an existing
+// file of another kind be replaced.
+func (o Outputs) Check(inputs []string, force bool) error {
+	return cli.CheckOutputs(inputs, force, o.List()...)
 }
 
 // CheckOutDir and CheckOutFile refuse, before any work, an output path
@@ -63,7 +47,7 @@ var (
 func (o Outputs) Write(ins []Input) ([]string, error) {
 	var lines []string
 	if o.HTML != "" {
-		if err := writeFile("--html", o.HTML, func(f *os.File) error { return HTML(f, ins) }); err != nil {
+		if err := writeFile("--html", o.HTML, func(w io.Writer) error { return HTML(w, ins) }); err != nil {
 			return lines, err
 		}
 		lines = append(lines, "html: "+o.HTML)
@@ -76,13 +60,13 @@ func (o Outputs) Write(ins []Input) ([]string, error) {
 		lines = append(lines, fmt.Sprintf("csv: %d files in %s", len(files), o.CSV))
 	}
 	if o.OpenMetrics != "" {
-		if err := writeFile("--openmetrics", o.OpenMetrics, func(f *os.File) error { return OpenMetrics(f, ins) }); err != nil {
+		if err := writeFile("--openmetrics", o.OpenMetrics, func(w io.Writer) error { return OpenMetrics(w, ins) }); err != nil {
 			return lines, err
 		}
 		lines = append(lines, "openmetrics: "+o.OpenMetrics)
 	}
 	if o.NDJSON != "" {
-		if err := writeFile("--ndjson", o.NDJSON, func(f *os.File) error { return NDJSON(f, ins) }); err != nil {
+		if err := writeFile("--ndjson", o.NDJSON, func(w io.Writer) error { return NDJSON(w, ins) }); err != nil {
 			return lines, err
 		}
 		lines = append(lines, "ndjson: "+o.NDJSON)
@@ -90,29 +74,9 @@ func (o Outputs) Write(ins []Input) ([]string, error) {
 	return lines, nil
 }
 
-// writeFile writes path through a temporary file renamed over it: a
-// reader (a scraper, a collector) never sees half a file.
-func writeFile(flagName, path string, write func(*os.File) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".cnperf-export-*.tmp")
-	if err != nil {
-		return fmt.Errorf("%s %s: %v; choose a file in a writable folder", flagName, path, err)
-	}
-	tmp := f.Name()
-	werr := write(f)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%s %s: %v", flagName, path, werr)
-	}
-	return nil
+// writeFile writes path whole or not at all (cli.WriteFile).
+func writeFile(flagName, path string, write func(io.Writer) error) error {
+	return cli.WriteFile(flagName, path, write)
 }
 
 var deploySuffix = regexp.MustCompile(`s[0-9]+$`)

@@ -339,7 +339,7 @@ func TestOutputsCheck(t *testing.T) {
 		{Outputs{NDJSON: "/proc/cnperf.ndjson"}, "cannot write under /proc"},
 		{Outputs{HTML: filepath.Join(dir, "no", "r.html")}, "--html"},
 	} {
-		err := c.o.Check()
+		err := c.o.Check(nil, false)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%+v: %v", c.o, err)

@@ -26,7 +26,7 @@ func TestWriteHgrmStaysInFolder(t *testing.T) {
 		Network: "../../n", Workload: "tcp_rr", Histogram: enc,
 		Metrics: result.Metrics{Histograms: map[string]string{"/../../escape": enc}},
 	}}}
-	files, err := WriteHgrm(dir, run)
+	files, err := WriteHgrm(dir, run, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,8 @@ package report
 import (
 	"encoding/xml"
 	"fmt"
-	"os"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/stats"
 )
 
@@ -92,5 +92,5 @@ func writeJUnit(path string, rc *stats.RunComparison, judged []stats.Judgement, 
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
+	return cli.WriteBytes("--junit", path, append([]byte(xml.Header), append(b, '\n')...))
 }

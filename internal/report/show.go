@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/cnperf/cnperf/internal/cli"
 	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/result"
 )
@@ -18,19 +19,19 @@ type ShowOptions struct {
 	Hgrm, Ratio string
 	Outputs     Outputs
 	Pool        bool
+	// Force lets the outputs replace existing files of other kinds.
+	Force bool
 }
 
 // Show reads results files and writes what `cnperf report` shows on w:
 // each run's table (or, with Ratio, two workloads compared), and the
 // files asked for.
 func Show(w io.Writer, paths []string, o ShowOptions) error {
-	if err := o.Outputs.Check(); err != nil {
+	// the output rule: none of the files read, nor another output, nor a
+	// file of another kind (the .hgrm files are checked as they are named)
+	outs := append(o.Outputs.List(), cli.Output{Flag: "--hgrm", Path: o.Hgrm, Kind: HgrmKind, Dir: true, Match: "*.hgrm"})
+	if err := cli.CheckOutputs(paths, o.Force, outs...); err != nil {
 		return exitcode.With(err, exitcode.Usage)
-	}
-	if o.Hgrm != "" {
-		if err := CheckOutDir("--hgrm", o.Hgrm); err != nil {
-			return exitcode.With(err, exitcode.Usage)
-		}
 	}
 	ratioA, ratioB, ratioOK := strings.Cut(o.Ratio, ":")
 	if o.Ratio != "" && (!ratioOK || ratioA == "" || ratioB == "") {
@@ -39,6 +40,17 @@ func Show(w io.Writer, paths []string, o ShowOptions) error {
 	ins, err := ReadRuns(paths)
 	if err != nil {
 		return err
+	}
+	if o.Hgrm != "" {
+		// the .hgrm files, now that their names are known: still before
+		// anything is written
+		var names []string
+		for _, in := range ins {
+			names = append(names, HgrmNames(in.Run)...)
+		}
+		if err := cli.CheckOutputs(paths, o.Force, cli.Output{Flag: "--hgrm", Path: o.Hgrm, Kind: HgrmKind, Dir: true, Names: names}); err != nil {
+			return exitcode.With(err, exitcode.Usage)
+		}
 	}
 	if o.Pool {
 		run, lines, err := Pool(ins)
@@ -72,7 +84,7 @@ func Show(w io.Writer, paths []string, o ShowOptions) error {
 	}
 	if o.Hgrm != "" {
 		for _, in := range ins {
-			files, err := WriteHgrm(o.Hgrm, in.Run)
+			files, err := WriteHgrm(o.Hgrm, in.Run, o.Force)
 			if err != nil {
 				return err
 			}

@@ -99,7 +99,7 @@ func Table(w io.Writer, run *result.Run) {
 	}
 	sums := indexSummaries(run.Summaries)
 	slow := stats.MinorityRounds(run)
-	searchSteps := 0
+	searchSteps, meanRatios := 0, false
 	for i, st := range steps {
 		if searchStep(st) {
 			searchSteps++
@@ -111,7 +111,7 @@ func Table(w io.Writer, run *result.Run) {
 		if st != "" {
 			fmt.Fprintf(w, "== %s ==\n", st)
 		}
-		table(w, byStep[st], sums, slow)
+		meanRatios = table(w, byStep[st], sums, slow) || meanRatios
 	}
 	if searchSteps > 0 {
 		fmt.Fprintf(w, "(%d steps of the max-rate search are in the JSON, not shown)\n", searchSteps)
@@ -130,7 +130,7 @@ func Table(w io.Writer, run *result.Run) {
 		fmt.Fprintf(w, "skipped %s: %s\n", what, s.Reason)
 	}
 	if len(sums) > 0 {
-		legend(w, run)
+		legend(w, run, meanRatios)
 	} else {
 		fmt.Fprintln(w, "(x) is the ratio of the mean to the baseline's in the same placement, with no rounds to pair and no test:")
 		fmt.Fprintln(w, "every ratio is ? undecided; "+aboveOne(ratioFigures(run))+".")
@@ -175,7 +175,13 @@ func indexSummaries(ss []result.Summary) map[sumKey]result.Summary {
 // legend explains a table of medians: what the ratio and its interval
 // are, what each verdict's mark means, and for the undecided ratios how
 // many rounds would decide them, from the run's own comparisons.
-func legend(w io.Writer, run *result.Run) {
+// meanRatios: some cells had no summary and show a "(?x)" ratio of
+// means (issue 34: a run cut short printed "no (x) ratio" right below
+// one).
+func legend(w io.Writer, run *result.Run, meanRatios bool) {
+	if meanRatios {
+		defer fmt.Fprintln(w, "(?x) after a figure without an interval: the ratio of the cell's mean to the baseline's, for a cell with no\nsummary (the run was cut short): no rounds paired, no test, ? undecided.")
+	}
 	n, level := run.Rounds, 0.0
 	var c *result.Comparison
 	for _, s := range run.Summaries {
@@ -192,7 +198,11 @@ func legend(w io.Writer, run *result.Run) {
 	}
 	if n >= 2 && c == nil {
 		// rounds, but no cell with a baseline to pair with: no (x) at all
-		fmt.Fprintf(w, "figures are medians over %d rounds; no cell has a baseline in its placement to be paired with, so no (x) ratio.\n", n)
+		if meanRatios {
+			fmt.Fprintf(w, "figures are medians over %d rounds; no summarised cell has a baseline in its placement to be paired with.\n", n)
+		} else {
+			fmt.Fprintf(w, "figures are medians over %d rounds; no cell has a baseline in its placement to be paired with, so no (x) ratio.\n", n)
+		}
 		noise(w, run)
 		return
 	}
@@ -345,7 +355,10 @@ func speedLegend(w io.Writer, run *result.Run) {
 // verdictMark is the mark a printed comparison carries (the kit's).
 func verdictMark(c result.Comparison) string { return kit.VerdictMark(c) }
 
-func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary, slow map[result.CellKey]int) {
+// table prints one table of results; it reports whether a cell without
+// a summary got a "(?x)" ratio of means (a run cut short: the legend must
+// say what that ratio is).
+func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary, slow map[result.CellKey]int) (meanRatios bool) {
 	var keys []rowKey
 	seen := map[rowKey]bool{}
 	var workloads []string
@@ -433,6 +446,7 @@ func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary,
 			if c.fig.Ratio && k != base {
 				if b, _, _, ok := mean(vals[base][c.workload], get); ok && b > 0 {
 					cell += fmt.Sprintf(" (?%.2fx)", v/b) // no rounds: no test
+					meanRatios = true
 				}
 			}
 			row = append(row, cell)
@@ -443,6 +457,7 @@ func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary,
 	for _, n := range notes {
 		fmt.Fprintln(w, "error: "+n)
 	}
+	return meanRatios
 }
 
 // replicas prints every comparison of a real backend's cell with the

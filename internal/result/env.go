@@ -36,6 +36,10 @@ type Environment struct {
 	Tunings []Tuning `json:"tunings,omitempty"`
 	// Kubernetes describes the cluster of a kubernetes-backend run.
 	Kubernetes *Kubernetes `json:"kubernetes,omitempty"`
+	// Replicas are the real systems the run's lab parts declared they
+	// replicate, by ReplicaKey ("network:vxlan": "flannel vxlan"): see
+	// Replicator.
+	Replicas map[string]string `json:"replicas,omitempty"`
 }
 
 // Tuning is what a tuning profile did inside the lab's namespaces: the
@@ -72,7 +76,12 @@ type Kubernetes struct {
 	Nodes     []KubernetesNode `json:"nodes"`
 	CNI       string           `json:"cni"`
 	ProxyMode string           `json:"kube_proxy_mode"`
-	Image     string           `json:"image"` // the agent image (--image)
+	// Systems are the real systems the cluster runs, by role
+	// (SystemPodNetwork, SystemServiceProxy), named as the lab's
+	// replicas name them ("cilium native-routing", "kube-proxy
+	// iptables"); a role whose system is not known is absent.
+	Systems map[string]string `json:"systems,omitempty"`
+	Image   string            `json:"image"` // the agent image (--image)
 	// PullSecret is --image-pull-secret, where one was given.
 	PullSecret string `json:"image_pull_secret,omitempty"`
 	// Placement is how the nodes were chosen (--nodes, --node-selector,

@@ -81,6 +81,22 @@ func LockDir() string {
 	return filepath.Join(os.TempDir(), "cnperf-locks-"+strconv.Itoa(os.Geteuid()))
 }
 
+// ownFolder refuses a lock folder that is not this user's own: a user's
+// is at a fixed name in the shared temporary folder, where another user
+// could have made it first (or a link of that name), to read or break
+// its locks.
+func ownFolder(dir string) error {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !st.IsDir() || !ok || int(sys.Uid) != os.Geteuid() || st.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("the lock folder %s is not this user's own (a link, another owner, or writable by others); remove it", dir)
+	}
+	return nil
+}
+
 // LockPath is the lock file of results path: one per file, whatever
 // relative path or symlinked folder names it.
 func LockPath(path string) string {
@@ -100,6 +116,9 @@ func LockFile(path string) (*Lock, error) {
 	for range 10 {
 		if err := os.MkdirAll(filepath.Dir(lp), 0o700); err != nil {
 			return nil, fmt.Errorf("--out %s: making its lock: %v", path, err)
+		}
+		if err := ownFolder(filepath.Dir(lp)); err != nil {
+			return nil, fmt.Errorf("--out %s: %v", path, err)
 		}
 		f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o644)
 		if errors.Is(err, os.ErrNotExist) {

@@ -105,3 +105,62 @@ func TestUnusedPath(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+// Issue 34 finding 4: a user's lock folder is at a fixed name in the
+// shared temporary folder; one made first by another user, or a link, is
+// refused instead of used.
+func TestLockFolderMustBeOwn(t *testing.T) {
+	dir := t.TempDir()
+	own := filepath.Join(dir, "own")
+	if err := os.Mkdir(own, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := ownFolder(own); err != nil {
+		t.Errorf("own folder: %v", err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(own, link); err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(dir, "open")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{link, open}
+	if os.Geteuid() == 0 {
+		other := filepath.Join(dir, "other")
+		if err := os.Mkdir(other, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(other, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		bad = append(bad, other)
+	}
+	for _, d := range bad {
+		if err := ownFolder(d); err == nil || !strings.Contains(err.Error(), "not this user's own") {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+}
+
+// Issue 34 finding 8: a file without a schema (null, {}, another
+// program's JSON) was told to be read "with the cnperf that wrote it".
+func TestParseNotOurs(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"null", `not a cnperf results file (no "schema": "cnperf/run/v1" in it)`},
+		{"{}", `not a cnperf results file (no "schema"`},
+		{`{"name": "x"}`, `not a cnperf results file (no "schema"`},
+		{`{"schema": null}`, `not a cnperf results file (no "schema"`},
+		{`{"schema": "other/v1"}`, `not a cnperf results file (schema "other/v1", not "cnperf/run/v1")`},
+		{`{"schema": "cnperf/run/v9"}`, `schema "cnperf/run/v9", this cnperf reads "cnperf/run/v1"; read it with the cnperf that wrote it`},
+	} {
+		_, err := Parse("f.json", []byte(c.text))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.text, err, c.want)
+		}
+	}
+}

@@ -374,12 +374,19 @@ func Parse(path string, b []byte) (*Run, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: not a cnperf results file (%v%s); name a file written by `cnperf run`", path, oneLine(err.Error()), lineOf(b, err))
 	}
-	if r.Schema != Schema {
+	switch {
+	case r.Schema == "":
+		// null, {} or another program's JSON: not an older cnperf's
+		return nil, fmt.Errorf("%s: not a cnperf results file (no \"schema\": %q in it); name a file written by `cnperf run`", path, Schema)
+	case !strings.HasPrefix(r.Schema, "cnperf/run/"):
+		return nil, fmt.Errorf("%s: not a cnperf results file (schema %q, not %q); name a file written by `cnperf run`", path, r.Schema, Schema)
+	case r.Schema != Schema:
 		return nil, fmt.Errorf("%s: schema %q, this cnperf reads %q; read it with the cnperf that wrote it", path, r.Schema, Schema)
 	}
 	if err := r.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %v; the file is not as cnperf wrote it: restore it, or remove that record", path, err)
 	}
+	r.upgradeReplicas()
 	return &r, nil
 }
 

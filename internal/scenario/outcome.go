@@ -58,9 +58,9 @@ func Prepare[T any](path string, cmdline *flag.FlagSet, args []string, fresh fun
 // RunAll runs the scenarios in order (run(i) the i-th), all of them but
 // after an interruption (ctx ended), and says how it went (Outcome).
 func RunAll(ctx context.Context, scs []Scenario, run func(i int) error) error {
-	errs := make([]error, len(scs))
+	var errs []error
 	for i := range scs {
-		if errs[i] = run(i); ctx.Err() != nil {
+		if errs = append(errs, run(i)); ctx.Err() != nil {
 			break // the scenarios after it do not start
 		}
 	}
@@ -87,6 +87,14 @@ func Outcome(scs []Scenario, errs []error) error {
 		}
 		if worst == 0 || worst == exitcode.CellsFailed {
 			worst = code
+		}
+	}
+	// the scenarios an interruption kept from starting did not pass
+	// either (issue 34: Ctrl-C in the 2nd of 3 said "1 of 3 did not pass")
+	for _, sc := range scs[min(len(errs), len(scs)):] {
+		lines = append(lines, fmt.Sprintf("scenario %q: not run (interrupted before it)", sc.Name))
+		if worst == 0 || worst == exitcode.CellsFailed {
+			worst = 1
 		}
 	}
 	if len(lines) == 0 {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -234,5 +235,29 @@ func TestSchemaOfFlags(t *testing.T) {
 	}
 	if _, ok := suiteProps["out"]; ok {
 		t.Errorf("a suite written out takes out:, not an option")
+	}
+}
+
+// Issue 34 finding 7: Ctrl-C in scenario 2 of 3 said "1 of 3 scenarios
+// did not pass", the 3rd, never run, counted as passed.
+func TestRunAllInterrupted(t *testing.T) {
+	scs := []Scenario{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	ctx, cancel := context.WithCancel(context.Background())
+	var ran []string
+	err := RunAll(ctx, scs, func(i int) error {
+		ran = append(ran, scs[i].Name)
+		if i == 1 {
+			cancel() // Ctrl-C during b
+			return errors.New("interrupted; the lab was torn down")
+		}
+		return nil
+	})
+	want := `2 of 3 scenarios did not pass: scenario "b": interrupted; the lab was torn down; scenario "c": not run (interrupted before it)`
+	var code exitcode.Code
+	if err == nil || err.Error() != want || !errors.As(err, &code) || code != 1 {
+		t.Errorf("RunAll: %v (exit %d), want %q (exit 1)", err, code, want)
+	}
+	if strings.Join(ran, ",") != "a,b" {
+		t.Errorf("ran %v, want a and b", ran)
 	}
 }

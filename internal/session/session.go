@@ -115,6 +115,7 @@ func Execute(ctx context.Context, p plan.Plan, o Options) (*result.Run, string, 
 	}
 	run.Environment.CPULatencyUs = held
 	run.Environment.Tools = toolVersions()
+	run.Environment.Replicas = p.Replicas()
 	execErr := runner.Execute(ctx, p, run)
 	run.FinishedAt = time.Now().UTC()
 	if err := saveAndShow(o, run, path, execErr); err != nil {

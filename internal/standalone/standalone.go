@@ -27,6 +27,7 @@ import (
 	"github.com/cnperf/cnperf/internal/pmqos"
 	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/tmpdir"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -238,7 +239,7 @@ func Serve(ctx context.Context, kind string, port, size, msg int, out io.Writer)
 		if size <= httpserver.HeaderSize {
 			return fmt.Errorf("--response-size %d: nginx needs more than %d bytes (headers)", size, httpserver.HeaderSize)
 		}
-		dir, err := os.MkdirTemp("", "cnperf-nginx-")
+		dir, err := tmpdir.Make("nginx")
 		if err != nil {
 			return err
 		}
@@ -348,6 +349,7 @@ study did) for other tools to be measured against.`
 // where it prints.
 type Options struct {
 	CPULatency, Hgrm, JSON string
+	Force                  bool // the outputs may replace files of other kinds
 	Version                string
 	Command                []string
 	Out, Log               io.Writer
@@ -373,15 +375,15 @@ func (j *Job) Main(ctx context.Context, o Options) error {
 	run.FinishedAt = time.Now().UTC()
 	MaxRates(o.Out, run.Results)
 	if o.Hgrm != "" {
-		files, err := report.WriteHgrm(o.Hgrm, run)
+		files, err := report.WriteHgrm(o.Hgrm, run, o.Force)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(o.Out, "\nwrote %d .hgrm files to %s\n", len(files), o.Hgrm)
 	}
 	if o.JSON != "" {
-		if err := run.Write(o.JSON); err != nil {
-			return err
+		if err := run.WriteAtomic(o.JSON); err != nil {
+			return fmt.Errorf("--json %s: %w", o.JSON, err)
 		}
 		fmt.Fprintf(o.Out, "results: %s\n", o.JSON)
 	}

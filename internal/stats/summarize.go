@@ -124,23 +124,11 @@ func (c cells) replica(k result.CellKey, proxyLB string) (result.CellKey, bool) 
 const PodNetwork = "pod"
 
 // PodReplica is the lab's network that replicates the pod network of the
-// run's cluster, read from the CNI its environment names ("flannel
-// v0.28.10 vxlan ..." -> vxlan); "" where the lab has none.
+// run's cluster: the one whose declaration (Environment.Replicas) names
+// the system the cluster ran (Kubernetes.Systems); "" where none does.
 func PodReplica(env result.Environment) string {
-	if env.Kubernetes == nil {
-		return ""
-	}
-	f := strings.Fields(env.Kubernetes.CNI)
-	if len(f) < 3 {
-		return ""
-	}
-	return podReplicas[f[0]+" "+f[2]]
+	return env.ReplicaOf(result.ReplicaNetwork, env.System(result.SystemPodNetwork))
 }
-
-// podReplicas maps a CNI and its backend, as the kubernetes backend
-// records them, to the lab's replica (package netmode): data, read from
-// stored runs, as proxyReplicas.
-var podReplicas = map[string]string{"flannel vxlan": "vxlan", "flannel host-gw": "host-gw"}
 
 // serviceReplica is the lab's cell a cluster's service cell is measured
 // against: a cell through the cluster's own proxy (lb cluster) against the
@@ -172,21 +160,12 @@ func (c cells) serviceReplica(k result.CellKey, proxyLB string) (result.CellKey,
 // ClusterLB is the --lb of a cluster's own service proxy (svc.ClusterProxy).
 const ClusterLB = "cluster"
 
-// ProxyLB is the lab load balancer that replicates the kube-proxy mode an
-// environment names ("iptables (kube-proxy /proxyMode)" -> "iptables"), or
-// "" where there is none.
+// ProxyLB is the lab load balancer that replicates the service proxy of
+// the run's cluster (kube-proxy in a mode, Cilium's socket or tc load
+// balancing), from the parts' declarations; "" where none does.
 func ProxyLB(env result.Environment) string {
-	if env.Kubernetes == nil {
-		return ""
-	}
-	mode, _, _ := strings.Cut(env.Kubernetes.ProxyMode, " ")
-	return proxyReplicas[mode]
+	return env.ReplicaOf(result.ReplicaLB, env.System(result.SystemServiceProxy))
 }
-
-// proxyReplicas maps a kube-proxy mode to the lab's load balancer that
-// replicates it (package svc): data, read from stored runs, so it needs
-// no load balancer linked in.
-var proxyReplicas = map[string]string{"iptables": "iptables", "nftables": "nftables", "ipvs": "ipvs"}
 
 // isReference says whether k is what other cells are compared with.
 func isReference(k result.CellKey) bool {

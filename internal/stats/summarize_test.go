@@ -410,15 +410,19 @@ func TestSummarizeServiceReplica(t *testing.T) {
 		ratio   float64 // 0: none
 		against string
 	}{
-		{"iptables (kube-proxy /proxyMode)", "none", 0, 0.5, "none"},
-		{"iptables (kube-proxy /proxyMode)", "cluster", 1, 0.25, "iptables"},
-		{"iptables (kube-proxy /proxyMode)", "cluster", 10000, 0.5, "iptables"},
-		{"nftables (kube-proxy /proxyMode)", "cluster", 10000, 200.0 / 700, "nftables"},
-		{"unknown (no kube-proxy)", "cluster", 1, 0.25, "iptables"}, // the only replica at 1
-		{"unknown (no kube-proxy)", "cluster", 10000, 0, ""},        // two: ambiguous
+		{"kube-proxy iptables", "none", 0, 0.5, "none"},
+		{"kube-proxy iptables", "cluster", 1, 0.25, "iptables"},
+		{"kube-proxy iptables", "cluster", 10000, 0.5, "iptables"},
+		{"kube-proxy nftables", "cluster", 10000, 200.0 / 700, "nftables"},
+		{"", "cluster", 1, 0.25, "iptables"}, // not known: the only replica at 1
+		{"", "cluster", 10000, 0, ""},        // two: ambiguous
 	} {
+		// the lab's parts declare what they replicate; the cluster's
+		// service proxy is tc.mode
 		run := &result.Run{Results: append([]result.Result(nil), rs...),
-			Environment: result.Environment{Kubernetes: &result.Kubernetes{ProxyMode: tc.mode}}}
+			Environment: result.Environment{
+				Replicas:   map[string]string{"lb:iptables": "kube-proxy iptables", "lb:nftables": "kube-proxy nftables"},
+				Kubernetes: &result.Kubernetes{Systems: map[string]string{result.SystemServiceProxy: tc.mode}}}}
 		Summarize(run, nil)
 		k := result.CellKey{Network: "pod", Workload: "tcp_rr", Placement: "cross-host", LB: tc.lb, Services: tc.n, Backend: "kubernetes"}
 		if tc.n > 0 {

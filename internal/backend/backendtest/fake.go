@@ -23,6 +23,7 @@ import (
 	"github.com/cnperf/cnperf/internal/cleanup"
 	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/tmpdir"
 )
 
 // Name is the fake's backend name.
@@ -97,7 +98,7 @@ func (*Backend) Placements(network string) ([]ground.Placement, error) {
 // Deploy implements backend.Backend: an agent per pod, served in this
 // process.
 func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (backend.Deployment, error) {
-	dir, err := os.MkdirTemp("", "cnperf-fake-")
+	dir, err := tmpdir.Make("fake")
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,70 @@ func Describe(ctx context.Context, cl *Clients, image string) *result.Kubernetes
 	daemons := systemPods(ctx, cl)
 	k.CNI = cniOf(nodes, daemons)
 	k.ProxyMode = proxyMode(ctx, cl, nodes, daemons, k.CNI)
+	k.Systems = systemsOf(ctx, cl, nodes, k.ProxyMode)
 	return k
+}
+
+// AnnotSystems on a node names the real systems the cluster runs, by
+// role, as "pod-network=cilium native-routing,service-proxy=cilium
+// socket-lb" (`cnperf cluster up` sets it; result.Kubernetes.Systems).
+const AnnotSystems = "cnperf.systems"
+
+// systemsOf names the real systems the cluster runs, in the words of the
+// lab's replicas (result.Replicator): from cnperf's node annotation where
+// `cnperf cluster up` made the cluster, else from what the cluster shows:
+// Cilium's ConfigMap, Flannel's node annotation, kube-proxy's mode. A role
+// it cannot tell is left out.
+func systemsOf(ctx context.Context, cl *Clients, nodes []corev1.Node, proxy string) map[string]string {
+	out := map[string]string{}
+	for _, n := range nodes {
+		if v := n.Annotations[AnnotSystems]; v != "" {
+			for _, kv := range strings.Split(v, ",") {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+				}
+			}
+			return out
+		}
+	}
+	if cm, err := cl.Core.ConfigMaps("kube-system").Get(ctx, "cilium-config", metav1.GetOptions{}); err == nil {
+		for k, v := range ciliumSystems(cm.Data) {
+			out[k] = v
+		}
+	}
+	for _, n := range nodes {
+		if v := n.Annotations["flannel.alpha.coreos.com/backend-type"]; v != "" && out[result.SystemPodNetwork] == "" {
+			out[result.SystemPodNetwork] = "flannel " + v
+		}
+	}
+	if mode, _, _ := strings.Cut(proxy, " "); out[result.SystemServiceProxy] == "" && (mode == "iptables" || mode == "nftables" || mode == "ipvs") {
+		out[result.SystemServiceProxy] = "kube-proxy " + mode
+	}
+	return out
+}
+
+// ciliumSystems reads Cilium's ConfigMap (kube-system/cilium-config, as
+// its Helm chart writes it): the routing mode and whether it replaces
+// kube-proxy, with or without socket load balancing.
+func ciliumSystems(data map[string]string) map[string]string {
+	out := map[string]string{}
+	switch routing, tunnel := data["routing-mode"], data["tunnel-protocol"]; {
+	case routing == "native":
+		out[result.SystemPodNetwork] = "cilium native-routing"
+	case routing == "tunnel" || routing == "":
+		if tunnel == "" {
+			tunnel = "vxlan"
+		}
+		out[result.SystemPodNetwork] = "cilium " + tunnel + "-tunnel"
+	}
+	if data["kube-proxy-replacement"] == "true" {
+		if data["bpf-lb-sock"] == "false" {
+			out[result.SystemServiceProxy] = "cilium tc-lb"
+		} else {
+			out[result.SystemServiceProxy] = "cilium socket-lb"
+		}
+	}
+	return out
 }
 
 // systemPods are the pods of the namespaces CNI daemons and kube-proxy

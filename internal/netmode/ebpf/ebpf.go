@@ -74,6 +74,10 @@ func (noDP) addEndpoint(context.Context, *lab.Lab, *lab.Host, Endpoint) error { 
 // Name implements netmode.Mode.
 func (Mode) Name() string { return "ebpf" }
 
+// Replicates implements result.Replicator: Cilium's datapath in native routing (--routing-mode=native with auto-direct-node-routes), as a cluster
+// running it records it.
+func (Mode) Replicates() string { return "cilium native-routing" }
+
 // Summary implements netmode.Mode.
 func (Mode) Summary() string {
 	return "Cilium-like eBPF datapath: tc programs on pod veths and the NIC redirect packets (bpf_redirect_peer/neigh), no bridge, no iptables"

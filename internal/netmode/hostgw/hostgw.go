@@ -29,6 +29,10 @@ type Mode struct{}
 // Name implements netmode.Mode.
 func (Mode) Name() string { return "host-gw" }
 
+// Replicates implements result.Replicator: Flannel's host-gw backend (a route per remote subnet via its host), as a cluster
+// running it records it.
+func (Mode) Replicates() string { return "flannel host-gw" }
+
 // Summary implements netmode.Mode.
 func (Mode) Summary() string {
 	return "Flannel host-gw: a route per remote pod subnet via its host's underlay IP (needs L2 adjacency)"

@@ -38,6 +38,10 @@ type Mode struct{}
 // Name implements netmode.Mode.
 func (Mode) Name() string { return "vxlan" }
 
+// Replicates implements result.Replicator: Flannel's vxlan backend (flannel.1, its neighbour and FDB entries per remote subnet), as a cluster
+// running it records it.
+func (Mode) Replicates() string { return "flannel vxlan" }
+
 // Summary implements netmode.Mode.
 func (Mode) Summary() string {
 	return "Flannel vxlan: flannel.1 VXLAN device with static FDB/neighbour entries, pod MTU -50"

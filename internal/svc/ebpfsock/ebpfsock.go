@@ -50,6 +50,10 @@ type LB struct {
 // Name implements svc.LB.
 func (*LB) Name() string { return "ebpf-socket" }
 
+// Replicates implements result.Replicator: Cilium's socket-level load balancing (kube-proxy replacement with --bpf-lb-sock), as a cluster
+// running it records it.
+func (*LB) Replicates() string { return "cilium socket-lb" }
+
 // Summary implements svc.LB.
 func (*LB) Summary() string {
 	return "Cilium socket LB: cgroup connect4/sendmsg4/recvmsg4 rewrite the service address to a backend's"
@@ -106,7 +110,9 @@ func (lb *LB) Sync(ctx context.Context, c *svc.Cluster, services []svc.Service) 
 }
 
 func (lb *LB) setup(c *svc.Cluster) error {
-	mount, err := bpfmaps.Cgroup2Mount()
+	// a cgroup v1 host has no v2 mount: cnperf mounts one of its own
+	// (lab.Cgroup2Dir), released when the last cnperf cgroup in it goes
+	mount, err := lab.EnsureCgroup2()
 	if err != nil {
 		return svc.Unsupported("ebpf-socket: %v", err)
 	}
@@ -220,6 +226,9 @@ func (lb *LB) teardownLocked() error {
 			errs = append(errs, fmt.Errorf("removing cgroup %s: %w", lb.dir, err))
 		} else {
 			lb.dir = ""
+			if err := lab.ReleaseCgroup2(); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/svc"
-	"github.com/cnperf/cnperf/internal/svc/bpfmaps"
 
 	"github.com/cnperf/cnperf/internal/svc/svctest"
 )
@@ -90,10 +89,11 @@ func TestUDPRoot(t *testing.T) {
 // is removed by `cnperf clean`'s hook.
 func TestCleanCgroupRoot(t *testing.T) {
 	svctest.NeedRoot(t)
-	mount, err := bpfmaps.Cgroup2Mount()
+	mount, err := lab.EnsureCgroup2()
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = lab.ReleaseCgroup2() })
 	id := lab.NewID()
 	dir := filepath.Join(mount, CgroupName(id))
 	if err := os.Mkdir(dir, 0o755); err != nil {

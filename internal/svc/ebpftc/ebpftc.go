@@ -43,6 +43,10 @@ type LB struct {
 // Name implements svc.LB.
 func (*LB) Name() string { return "ebpf-tc" }
 
+// Replicates implements result.Replicator: Cilium's service load balancing in its tc programs (kube-proxy replacement without socket LB), as a cluster
+// running it records it.
+func (*LB) Replicates() string { return "cilium tc-lb" }
+
 // Summary implements svc.LB.
 func (*LB) Summary() string {
 	return "the study's eBPF LB: tc DNAT on the pod's eth0 egress, reverse DNAT on ingress, self-access via loopback"

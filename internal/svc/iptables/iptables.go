@@ -77,6 +77,10 @@ type LB struct {
 // Name implements svc.LB.
 func (*LB) Name() string { return "iptables" }
 
+// Replicates implements result.Replicator: kube-proxy's iptables mode, as a cluster
+// running it records it.
+func (*LB) Replicates() string { return "kube-proxy iptables" }
+
 // Summary implements svc.LB.
 func (*LB) Summary() string {
 	return "kube-proxy iptables mode: KUBE-SERVICES -> KUBE-SVC-* -> KUBE-SEP-* with statistic random DNAT"

@@ -54,6 +54,10 @@ type LB struct {
 // Name implements svc.LB.
 func (*LB) Name() string { return "ipvs" }
 
+// Replicates implements result.Replicator: kube-proxy's ipvs mode, as a cluster
+// running it records it.
+func (*LB) Replicates() string { return "kube-proxy ipvs" }
+
 // Summary implements svc.LB.
 func (*LB) Summary() string {
 	return "kube-proxy IPVS mode: virtual servers (rr, NAT) on kube-ipvs0, ipset KUBE-CLUSTER-IP for masquerade"

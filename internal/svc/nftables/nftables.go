@@ -43,6 +43,10 @@ type LB struct {
 // Name implements svc.LB.
 func (*LB) Name() string { return "nftables" }
 
+// Replicates implements result.Replicator: kube-proxy's nftables mode, as a cluster
+// running it records it.
+func (*LB) Replicates() string { return "kube-proxy nftables" }
+
 // Summary implements svc.LB.
 func (*LB) Summary() string {
 	return "kube-proxy nftables mode: verdict map keyed by ip . proto . port, numgen random endpoint choice"

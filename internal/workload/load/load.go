@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/loadgen"
 	"github.com/cnperf/cnperf/internal/nginx"
 	"github.com/cnperf/cnperf/internal/result"
+	"github.com/cnperf/cnperf/internal/tmpdir"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -267,7 +268,7 @@ func stateDir(port int) (string, func(), error) {
 			}
 		}
 	}
-	dir, err := os.MkdirTemp("", "cnperf-nginx-")
+	dir, err := tmpdir.Make("nginx")
 	if err != nil {
 		return "", nil, fmt.Errorf("nginx state folder: %w", err)
 	}
