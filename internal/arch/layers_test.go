@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -232,5 +233,39 @@ func TestReportReadsOnly(t *testing.T) {
 	}
 	if len(deps) < 3 {
 		t.Fatalf("internal/report has %d dependencies in the module; is the graph read?", len(deps))
+	}
+}
+
+// TestLayeringDocumented: docs/architecture.md's table of rows is this
+// layering: the same rows in the same order, each naming the packages the
+// test places there (`netmode/*` for "internal/netmode/...").
+func TestLayeringDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string // the table's lines, in order
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| row |") && strings.Count(l, "|") == 3 {
+			rows = append(rows, l)
+		}
+	}
+	if len(rows) != len(layering) {
+		t.Fatalf("docs/architecture.md's layering table has %d rows, the test %d", len(rows), len(layering))
+	}
+	for i, l := range layering {
+		cells := strings.Split(rows[i], "|")
+		if name := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(cells[1]), "(apart)")); name != l.row || strings.Contains(cells[1], "(apart)") != l.apart {
+			t.Errorf("row %d: the page says %q, the test %q (apart: %v)", i+1, strings.TrimSpace(cells[1]), l.row, l.apart)
+		}
+		for _, p := range l.packages {
+			p = strings.TrimPrefix(p, "internal/")
+			if base, sub := strings.CutSuffix(p, "/..."); sub {
+				p = base + "/*"
+			}
+			if p != "arch" && !strings.Contains(cells[2], "`"+p+"`") {
+				t.Errorf("row %q: the page does not name `%s`", l.row, p)
+			}
+		}
 	}
 }
