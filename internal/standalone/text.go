@@ -3,6 +3,7 @@ package standalone
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,7 +112,10 @@ func MaxRates(out io.Writer, results []result.Result) {
 	for _, g := range groups {
 		what := "max rate"
 		if len(cells) > 1 {
-			what += " " + strings.Join(nonEmpty(g.cell.Network, g.cell.Placement, lbName(g.cell.LB), g.cell.Workload), " ")
+			// "" and "-" say nothing
+			words := slices.DeleteFunc([]string{g.cell.Network, g.cell.Placement, lbName(g.cell.LB), g.cell.Workload},
+				func(w string) bool { return w == "" || w == "-" })
+			what += " " + strings.Join(words, " ")
 		}
 		if maxBy[g] == "" {
 			fmt.Fprintf(out, "%s (size %s): none held; every search step was saturated or over the latency bound\n", what, g.size)
@@ -126,15 +130,4 @@ func lbName(lb string) string {
 		return ""
 	}
 	return "lb=" + lb
-}
-
-// nonEmpty keeps the words that say something ("" and "-" say nothing).
-func nonEmpty(ss ...string) []string {
-	var out []string
-	for _, s := range ss {
-		if s != "" && s != "-" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
