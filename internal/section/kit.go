@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -193,17 +192,6 @@ func Count(v float64) string {
 		return fmt.Sprintf("%.1fk", v/1e3)
 	}
 	return fmt.Sprintf("%.0f", v)
-}
-
-// Median is the median of xs (xs is not reordered).
-func Median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // MedianCI is xs's median and its 95 % interval (none under 2 values).
@@ -446,5 +434,5 @@ func MedianOK(xs []float64) (m float64, ok bool) {
 	if len(xs) == 0 {
 		return 0, false
 	}
-	return Median(xs), true
+	return stats.Median(xs), true
 }
