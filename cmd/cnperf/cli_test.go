@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
-	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/plan"
 )
 
@@ -29,13 +29,13 @@ func TestBuildCases(t *testing.T) {
 		err        string
 	}{
 		{"natural placement plus baseline", []string{"vxlan"}, nil,
-			[]plan.Case{{Network: "baseline", Placement: netmode.CrossHost}, {Network: "vxlan", Placement: netmode.CrossHost}}, ""},
+			[]plan.Case{{Network: "baseline", Placement: ground.CrossHost}, {Network: "vxlan", Placement: ground.CrossHost}}, ""},
 		{"explicit", []string{"host", "vxlan"}, []string{"cross-host"},
-			[]plan.Case{{Network: "baseline", Placement: netmode.CrossHost}, {Network: "host", Placement: netmode.CrossHost}, {Network: "vxlan", Placement: netmode.CrossHost}}, ""},
+			[]plan.Case{{Network: "baseline", Placement: ground.CrossHost}, {Network: "host", Placement: ground.CrossHost}, {Network: "vxlan", Placement: ground.CrossHost}}, ""},
 		{"refused", []string{"bridge"}, []string{"cross-host"}, nil, "single-host"},
 		{"none cross", []string{"none"}, []string{"cross-host"}, nil, "loopback only"},
 		{"same-pod has no baseline", []string{"container"}, nil,
-			[]plan.Case{{Network: "container", Placement: netmode.SamePod}}, ""},
+			[]plan.Case{{Network: "container", Placement: ground.SamePod}}, ""},
 		{"unknown network", []string{"flanel"}, nil, nil, "unknown network"},
 		{"unknown placement", []string{"vxlan"}, []string{"far"}, nil, "unknown placement"},
 	}
@@ -180,7 +180,7 @@ var badInputs = []struct {
 	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--response-size", "100"}, `--response-size "100" for blocking`},
 	{[]string{"run", "--networks", "host-gw", "--workloads", "blocking", "--message-size", "100"}, "--message-size and --direction do not apply"},
 	{[]string{"run", "--networks", "bridge", "--workloads", "blocking", "--backend", "docker"}, "runs on the local lab only: use --backend lab"},
-	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--response-size", "400"}, "applies to http_qps, http_rate, tcp_rate, blocking"},
+	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--response-size", "400"}, "applies to http_qps, http_rate, tcp_rate, wrk_http, blocking"},
 	// --tuning (issue 12)
 	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", "fast"}, `unknown tuning "fast"; use one of none, study`},
 	{[]string{"run", "--networks", "host-gw", "--workloads", "tcp_rr", "--tuning", "study,study"}, "names study twice"},

@@ -328,3 +328,53 @@ func TestCompareStoredRuns(t *testing.T) {
 		t.Errorf("error %q does not name the undecided cells", err)
 	}
 }
+
+// TestGateNothingCompared: a gate that judged nothing fails closed (issue
+// 35 item 4). An old file whose cells all failed against a good new one
+// exited 0 with no "gate:" line and a JUnit file of one passing case;
+// now exit 5, "gate: nothing compared", and a failing JUnit case, with
+// --allow-undecided too. A new file whose cells all failed says so,
+// not "measured in the old run only".
+func TestGateNothingCompared(t *testing.T) {
+	failed := filepath.Join("testdata", "verdicts", "gate-all-failed.json")
+	good := filepath.Join("testdata", "verdicts", "gate-good.json")
+	for _, c := range []struct {
+		name     string
+		old, new string
+		allow    bool
+		out      string
+	}{
+		{"old all failed", failed, good, false, "failed in every round of the old run: bridge same-host tcp_rr"},
+		{"old all failed, undecided allowed", failed, good, true, "gate: nothing compared"},
+		{"new all failed", good, failed, false, "failed in every round of the new run: bridge same-host tcp_rr"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			junit := filepath.Join(t.TempDir(), "gate.xml")
+			args := []string{c.old, c.new, "--fail-on-regression", "10", "--junit", junit}
+			if c.allow {
+				args = append(args, "--allow-undecided")
+			}
+			var buf bytes.Buffer
+			err := compareArgs(args, &buf)
+			var ec exitCode
+			if !errors.As(err, &ec) || ec != exitcode.Undecided || !strings.Contains(err.Error(), "compared nothing") {
+				t.Fatalf("err %v, want exit 5 saying the gate compared nothing", err)
+			}
+			for _, want := range []string{"gate: nothing compared", c.out} {
+				if !strings.Contains(buf.String(), want) {
+					t.Errorf("output lacks %q:\n%s", want, buf.String())
+				}
+			}
+			if strings.Contains(buf.String(), "measured in the old run only") {
+				t.Errorf("a cell that failed in the new run is called measured in the old run only:\n%s", buf.String())
+			}
+			b, err := os.ReadFile(junit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), `<testcase name="gate: nothing compared"`) || !strings.Contains(string(b), `<failure message="nothing compared`) {
+				t.Errorf("junit has no failing nothing-compared case:\n%s", b)
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/bpfcost"
 	"github.com/cnperf/cnperf/internal/cli"
+	"github.com/cnperf/cnperf/internal/enginebench"
 	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/kubelocal"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -47,6 +48,7 @@ func init() {
 		loadCommand(),
 		{Name: "bench", Summary: "measure cnperf itself", Subs: []*cli.Command{
 			{Name: "lab", Summary: "build many pods, ping each, tear them down, timed", Run: cmdBenchLab},
+			enginebench.Command(interruptible, version),
 			{Name: "bpf", Summary: "each eBPF program's runs and run time over an interval (what a datapath's programs cost)", Run: func(c *cli.Ctx) error { return bpfcost.Run(c, os.Stdout, interruptible) }}}},
 		agentimage.Command(interruptible),
 		{Name: "clean", Summary: "remove what killed runs left behind (namespaces, processes, state)", Run: cmdClean},

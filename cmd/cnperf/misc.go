@@ -49,6 +49,7 @@ func cmdReport(c *cli.Ctx) error {
 	out := report.OutputFlags(fs, "report")
 	force := fs.Bool("force", false, cli.ForceUsage)
 	pool := fs.Bool("pool", false, "pool the rounds of the same cells across the files into one run (each file's rounds renumbered after the previous file's; cells paired by round within each file only) and recompute every verdict")
+	fs.BoolVar(&report.Uncorrected, "uncorrected", false, "mark each ratio by its own test at 5 % alone, not corrected for the family of ratios the table prints (Holm's procedure, the default)")
 	paths, err := c.Parse()
 	if err != nil {
 		return err

@@ -36,6 +36,7 @@ func cmdRecommend(c *cli.Ctx) error {
 	force := fs.Bool("force", false, "without FILE: "+cli.ForceUsage)
 	dryRun := fs.Bool("dry-run", false, "without FILE: print what would be measured and the estimate, and exit")
 	quiet := fs.Bool("quiet", false, "without FILE: no progress lines")
+	fs.BoolVar(&recommend.Uncorrected, "uncorrected", false, "separate candidates by any figure that differs at 5 % alone, not corrected for the number of comparisons (Holm's procedure, the default)")
 	args, err := c.Parse()
 	if err != nil {
 		return err
@@ -73,7 +74,7 @@ func cmdRecommend(c *cli.Ctx) error {
 	} else {
 		var measuring error
 		fs.Visit(func(f *flag.Flag) {
-			if !slices.Contains([]string{"profile", "constraint", "rules"}, f.Name) && measuring == nil {
+			if !slices.Contains([]string{"profile", "constraint", "rules", "uncorrected"}, f.Name) && measuring == nil {
 				measuring = fmt.Errorf("--%s is for measuring; with a results file (%s) recommend only ranks it: drop --%s or the file", f.Name, path, f.Name)
 			}
 		})

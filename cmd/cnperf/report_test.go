@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/golden"
+	"github.com/cnperf/cnperf/internal/standalone"
 
-	"github.com/cnperf/cnperf/internal/report"
 	"github.com/cnperf/cnperf/internal/result"
 )
 
@@ -141,9 +141,9 @@ func TestGoldenLoadOutput(t *testing.T) {
 						cpu = *c * r.Params[result.ParamDuration].(float64)
 					}
 					fmt.Printf("-- %s %s %s %s\n", r.Network, r.Placement, r.Workload, r.Step)
-					report.LoadStep(os.Stdout, r, cpu)
+					standalone.LoadStep(os.Stdout, r, cpu)
 				}
-				report.MaxRates(os.Stdout, run.Results)
+				standalone.MaxRates(os.Stdout, run.Results)
 				return nil
 			})
 			checkGolden(t, "load_"+strings.TrimPrefix(name, "load_"), []byte(out))

@@ -199,7 +199,7 @@ func parseRunFlags(fs *flag.FlagSet, args []string) error {
 }
 
 // errTimeLimit ends a run that reached its limit.
-var errTimeLimit = session.ErrTimeLimit
+var errTimeLimit = plan.ErrTimeLimit
 
 // execute runs a checked setup, as `cnperf run` does (package session).
 // With limit above 0 the run stops after that long (errTimeLimit, the run

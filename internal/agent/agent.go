@@ -237,6 +237,11 @@ type Client struct {
 	// cause (its process stopped or gone, its container removed, its pod
 	// deleted). The backend that started the agent sets it.
 	Health func(ctx context.Context) error
+	// Alive says what Health saw when it found nothing wrong ("its pod
+	// cnperf-a is Running"): all that is known of an agent that stopped
+	// answering while it looks alive. Empty: "it looks alive to its
+	// backend".
+	Alive string
 
 	mu    sync.Mutex
 	fault error // the cause Health named last; checked again before the next job
@@ -347,7 +352,13 @@ func (c *Client) cause(err error, what string, within time.Duration) error {
 		return &noAnswer{msg + ": " + h.Error(), h}
 	}
 	if timedOut && c.Health != nil {
-		msg += "; it is still running: the machine may be overloaded"
+		// say what is known, not a guess at the cause: a process stopped
+		// inside a container and an overloaded machine look alike here
+		alive := c.Alive
+		if alive == "" {
+			alive = "it looks alive to its backend"
+		}
+		msg += "; the agent stopped answering while " + alive + ": no cause is known"
 	}
 	return &noAnswer{msg, err}
 }

@@ -8,3 +8,8 @@ func SetGrace(d time.Duration) (restore func()) {
 	grace = d
 	return func() { grace = old }
 }
+
+// Cause is the client's cause, for tests.
+func (c *Client) Cause(err error, what string, within time.Duration) error {
+	return c.cause(err, what, within)
+}

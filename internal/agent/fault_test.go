@@ -197,3 +197,20 @@ func waitStopped(t *testing.T, pid int) {
 	}
 	t.Fatalf("process %d did not stop", pid)
 }
+
+// TestAliveNoGuess (issue 35 item 10): an agent that stops answering
+// while its backend sees it alive (on Kubernetes a SIGSTOPped agent's pod
+// stays Running) is reported with what is known, not a guessed cause; on
+// ca57813 the message said "the machine may be overloaded".
+func TestAliveNoGuess(t *testing.T) {
+	for _, c := range []struct{ alive, want string }{
+		{"its pod cnperf-a is Running", "no run report from the agent within 3s; the agent stopped answering while its pod cnperf-a is Running: no cause is known"},
+		{"", "the agent stopped answering while it looks alive to its backend: no cause is known"},
+	} {
+		cl := &agent.Client{Health: func(context.Context) error { return nil }, Alive: c.alive}
+		err := cl.Cause(context.DeadlineExceeded, "run report", 3*time.Second)
+		if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "overloaded") || !errors.Is(err, agent.ErrNoAnswer) {
+			t.Errorf("alive %q: %v, want %q", c.alive, err, c.want)
+		}
+	}
+}

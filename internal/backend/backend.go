@@ -15,55 +15,14 @@ package backend
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/agent"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/option"
-	"github.com/cnperf/cnperf/internal/registry"
 	"github.com/cnperf/cnperf/internal/result"
 )
-
-// Placement says where the client runs relative to the server.
-type Placement string
-
-// The placements.
-const (
-	SamePod   Placement = "same-pod"   // two containers sharing one pod's namespace
-	SameHost  Placement = "same-host"  // two pods on one host
-	CrossHost Placement = "cross-host" // pods on two hosts
-)
-
-// AllPlacements in display order.
-var AllPlacements = []Placement{SamePod, SameHost, CrossHost}
-
-// placementAliases are Kubernetes' words for the placements: a node is a host.
-var placementAliases = map[string]Placement{"same-node": SameHost, "cross-node": CrossHost}
-
-// ParsePlacement validates a placement name (same-node and cross-node are
-// same-host and cross-host).
-func ParsePlacement(s string) (Placement, error) {
-	if p, ok := placementAliases[s]; ok {
-		return p, nil
-	}
-	for _, p := range AllPlacements {
-		if string(p) == s {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("unknown placement %q;%s use one of %s", s, registry.Suggest(s, placementNames()), JoinPlacements(AllPlacements))
-}
-
-// JoinPlacements lists placements, comma-separated.
-func JoinPlacements(ps []Placement) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = string(p)
-	}
-	return strings.Join(s, ", ")
-}
 
 // PodSpec places one pod (one agent) of a topology.
 type PodSpec struct {
@@ -122,9 +81,9 @@ type Backend interface {
 	Check(network string) error
 	// Allows says whether network can be deployed in placement p, and if
 	// not, why.
-	Allows(network string, p Placement) (bool, string)
+	Allows(network string, p ground.Placement) (bool, string)
 	// Placements lists the placements network can do, preferred first.
-	Placements(network string) ([]Placement, error)
+	Placements(network string) ([]ground.Placement, error)
 	// Deploy builds topo; on error it leaves nothing behind.
 	Deploy(ctx context.Context, topo Topology) (Deployment, error)
 }
@@ -170,29 +129,9 @@ func (e skipErr) Is(target error) bool { return target == ErrSkip }
 // Skip returns an error that is ErrSkip, with msg as its text.
 func Skip(msg string) error { return skipErr{msg} }
 
-// CPUTimes is a machine's cumulative CPU time by kind, in seconds.
-type CPUTimes struct {
-	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal float64
-	// KSoftirqd is the CPU time of the kernel's ksoftirqd threads (part
-	// of the above): the softirq work the kernel deferred out of the
-	// context that raised it, which no agent's rusage counts.
-	KSoftirqd float64
-}
-
-// Busy is the time spent not idle.
-func (c CPUTimes) Busy() float64 {
-	return c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ
-}
-
-// Sub is c - o.
-func (c CPUTimes) Sub(o CPUTimes) CPUTimes {
-	return CPUTimes{c.User - o.User, c.Nice - o.Nice, c.System - o.System, c.Idle - o.Idle,
-		c.IOWait - o.IOWait, c.IRQ - o.IRQ, c.SoftIRQ - o.SoftIRQ, c.Steal - o.Steal, c.KSoftirqd - o.KSoftirqd}
-}
-
 // CPUMeter reads the CPU time of the machine the measured pods share.
 type CPUMeter interface {
-	MachineCPU(ctx context.Context) (CPUTimes, error)
+	MachineCPU(ctx context.Context) (ground.CPUTimes, error)
 }
 
 // RxCounter reads the received-bytes counter of the interface pod takes
@@ -286,13 +225,4 @@ type Optioner interface {
 	// CheckOptions says whether this machine can build network with the
 	// options set (a kernel feature one needs), naming what is missing.
 	CheckOptions(network string, set map[string]string) error
-}
-
-// placementNames are the placements' names, for a misspelt one.
-func placementNames() []string {
-	var n []string
-	for _, p := range AllPlacements {
-		n = append(n, string(p))
-	}
-	return n
 }

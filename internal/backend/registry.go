@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cnperf/cnperf/internal/cleanup"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/registry"
@@ -112,7 +113,7 @@ type Info struct {
 type ExtraPlacement struct {
 	Name string
 	// As is the placement the cases run as (cross-host).
-	As Placement
+	As ground.Placement
 	// Help says what it chooses, for --placement's help and the error a
 	// run on another backend gets ("chooses nodes of two zones of a
 	// cluster").

@@ -19,19 +19,17 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
-// Placement is where the client runs relative to the server.
-type Placement = backend.Placement
-
 // Case is one network in one placement.
 type Case struct {
 	Network   string
-	Placement Placement
+	Placement ground.Placement
 }
 
 // Plan is what a run measures.

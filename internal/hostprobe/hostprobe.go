@@ -13,15 +13,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 )
-
-// CPUTimes is a machine's cumulative CPU time by kind, in seconds.
-type CPUTimes = backend.CPUTimes
 
 // MachineCPU reads this machine's CPU times: /proc/stat's, and the
 // ksoftirqd threads' from their own stat files.
-func MachineCPU() (CPUTimes, error) {
+func MachineCPU() (ground.CPUTimes, error) {
 	c, err := ReadProcStat("/proc/stat")
 	if err != nil {
 		return c, err
@@ -76,10 +73,10 @@ func ksoftirqdTicks(stat string) (float64, bool) {
 }
 
 // ReadProcStat parses the aggregate "cpu" line of a /proc/stat file.
-func ReadProcStat(path string) (CPUTimes, error) {
+func ReadProcStat(path string) (ground.CPUTimes, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return CPUTimes{}, err
+		return ground.CPUTimes{}, err
 	}
 	return ParseProcStat(string(b))
 }
@@ -88,7 +85,7 @@ func ReadProcStat(path string) (CPUTimes, error) {
 const userHZ = 100
 
 // ParseProcStat parses /proc/stat text.
-func ParseProcStat(s string) (CPUTimes, error) {
+func ParseProcStat(s string) (ground.CPUTimes, error) {
 	for _, line := range strings.Split(s, "\n") {
 		f := strings.Fields(line)
 		if len(f) < 9 || f[0] != "cpu" {
@@ -98,13 +95,13 @@ func ParseProcStat(s string) (CPUTimes, error) {
 		for i := range v {
 			n, err := strconv.ParseFloat(f[i+1], 64)
 			if err != nil {
-				return CPUTimes{}, fmt.Errorf("/proc/stat: %q: %w", line, err)
+				return ground.CPUTimes{}, fmt.Errorf("/proc/stat: %q: %w", line, err)
 			}
 			v[i] = n / userHZ
 		}
-		return CPUTimes{User: v[0], Nice: v[1], System: v[2], Idle: v[3], IOWait: v[4], IRQ: v[5], SoftIRQ: v[6], Steal: v[7]}, nil
+		return ground.CPUTimes{User: v[0], Nice: v[1], System: v[2], Idle: v[3], IOWait: v[4], IRQ: v[5], SoftIRQ: v[6], Steal: v[7]}, nil
 	}
-	return CPUTimes{}, errors.New("/proc/stat: no cpu line")
+	return ground.CPUTimes{}, errors.New("/proc/stat: no cpu line")
 }
 
 // ParseSNMP parses /proc/net/snmp: pairs of lines, names then values.

@@ -79,8 +79,10 @@ func (cfg *Config) ciliumSocketLB() bool {
 // namespace, files holding the host's values are bound over /proc/sys (as
 // kubelet's are), so that the agent's writes land in them and the host's
 // settings never change. kernel.unprivileged_bpf_disabled=1 in particular
-// cannot be undone.
-var ciliumSysctls = []string{"kernel/unprivileged_bpf_disabled", "kernel/timer_migration", "net/core/bpf_jit_enable"}
+// cannot be undone. (The third, net.core.bpf_jit_enable, exists only in
+// the host's network namespace: from a node's the agent cannot reach it,
+// and says so in its log.)
+var ciliumSysctls = []string{"kernel/unprivileged_bpf_disabled", "kernel/timer_migration"}
 
 // ciliumCgroup is the cgroup v2 directory node n's agent attaches its
 // socket programs to (its --cgroup-root): the node's own subtree, which
@@ -229,7 +231,12 @@ func (c *Cluster) ciliumAgentArgs(n int, cgroup2 string) []string {
 		"--agent-health-port=9879",
 	}
 	if c.cfg.KubeProxyReplacement {
-		args = append(args, "--bpf-lb-sock="+strconv.FormatBool(c.cfg.ciliumSocketLB()))
+		// masquerading in BPF too, without which Cilium keeps the
+		// kernel's routing between the pod and the NIC ("Host: Legacy"):
+		// with it, eBPF host routing (bpf_redirect_peer/neigh), the
+		// datapath the seed-003 study measured and the lab's ebpf network
+		// replicates
+		args = append(args, "--bpf-lb-sock="+strconv.FormatBool(c.cfg.ciliumSocketLB()), "--enable-bpf-masquerade")
 	}
 	if c.cfg.ciliumNative() {
 		args = append(args, "--routing-mode=native", "--ipv4-native-routing-cidr="+PodCIDR, "--auto-direct-node-routes")
@@ -280,7 +287,10 @@ func (c *Cluster) startCilium(ctx context.Context, n, mnt int, path []string) er
 		return fmt.Errorf("copying Cilium's datapath sources: %w: %s", err, out)
 	}
 	agent := "cilium-agent-" + name
-	if _, err := c.spawn(agent, name, c.sysCgroup(n), mnt, path, c.ciliumAgentArgs(n, cg2)...); err != nil {
+	// the agent finds its Node by this name (else by the hostname, the
+	// machine's, which no node here has)
+	env := append(append([]string{}, path...), "K8S_NODE_NAME="+name)
+	if _, err := c.spawn(agent, name, c.sysCgroup(n), mnt, env, c.ciliumAgentArgs(n, cg2)...); err != nil {
 		return err
 	}
 	if err := c.waitFor(ctx, "the Cilium agent of "+name, agent, func(ctx context.Context) error {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/cli"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/ping"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -179,7 +180,7 @@ func Run(ctx context.Context, cfg Config, logf func(string, ...any)) (res Result
 	if err != nil {
 		return res, err
 	}
-	cross, _ := netmode.Allows(m, netmode.CrossHost)
+	cross, _ := netmode.Allows(m, ground.CrossHost)
 	res = Result{Network: m.Name(), Hosts: cfg.Hosts, PodsPerHost: cfg.PodsPerHost, Pods: cfg.Hosts * cfg.PodsPerHost,
 		Executor: "netlink", Workers: l.Cfg.Workers, Probe: "cross-host", KernelCleanupS: -1, Neighbours: "dynamic", Table: table,
 		LoadBefore: loadavg(), CPUs: runtime.NumCPU(), Kernel: kernel(), Time: time.Now().UTC().Format(time.RFC3339)}

@@ -14,6 +14,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
 	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
@@ -31,7 +32,7 @@ type Options struct {
 }
 
 // check refuses bad options (bad usage) before anything is built.
-func (o Options) check() (netmode.Mode, []netmode.Placement, error) {
+func (o Options) check() (netmode.Mode, []ground.Placement, error) {
 	m, err := netmode.Get(o.Network)
 	if err != nil {
 		return nil, nil, err
@@ -40,7 +41,7 @@ func (o Options) check() (netmode.Mode, []netmode.Placement, error) {
 	if len(o.Placements) > 0 {
 		pls = nil
 		for _, s := range o.Placements {
-			p, err := netmode.ParsePlacement(s)
+			p, err := ground.ParsePlacement(s)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/golden"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
@@ -52,7 +53,7 @@ func GoldenMode(t testing.TB, m netmode.Mode, opts map[string]string, rec *lab.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	dial := func(p netmode.Placement, to *lab.Pod, proto string) {
+	dial := func(p ground.Placement, to *lab.Pod, proto string) {
 		ap, err := m.Expose(ctx, l, c, to, proto, 5201)
 		if err != nil {
 			t.Fatalf("expose %s: %v", p, err)
@@ -61,15 +62,15 @@ func GoldenMode(t testing.TB, m netmode.Mode, opts map[string]string, rec *lab.R
 	}
 	for _, p := range m.Placements() {
 		switch p {
-		case netmode.SamePod:
+		case ground.SamePod:
 			dial(p, c, "tcp")
-		case netmode.SameHost:
+		case ground.SameHost:
 			s, err := m.AddPod(ctx, l, l.Hosts[0], "s1")
 			if err != nil {
 				t.Fatal(err)
 			}
 			dial(p, s, "tcp")
-		case netmode.CrossHost:
+		case ground.CrossHost:
 			s, err := m.AddPod(ctx, l, l.Hosts[1], "s2")
 			if err != nil {
 				t.Fatal(err)

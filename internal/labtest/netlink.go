@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 )
@@ -71,7 +72,7 @@ func buildState(t testing.TB, name string, opts map[string]string, commands bool
 		t.Fatal(err)
 	}
 	for _, p := range m.Placements() {
-		h := map[netmode.Placement]*lab.Host{netmode.SameHost: l.Hosts[0], netmode.CrossHost: l.Hosts[len(l.Hosts)-1]}[p]
+		h := map[ground.Placement]*lab.Host{ground.SameHost: l.Hosts[0], ground.CrossHost: l.Hosts[len(l.Hosts)-1]}[p]
 		if h == nil {
 			continue
 		}

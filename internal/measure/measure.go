@@ -15,6 +15,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/hist"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/speed"
@@ -118,7 +119,7 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 		// cell's pods share this machine's kernel
 		witness = speed.Start()
 	}
-	var cpu0 backend.CPUTimes
+	var cpu0 ground.CPUTimes
 	t0 := time.Now()
 	if hasCPU {
 		var err error
@@ -213,7 +214,7 @@ func Measure(ctx context.Context, d backend.Deployment, s Spec) result.Result {
 	if w.Proto() == "udp" {
 		time.Sleep(50 * time.Millisecond) // datagrams in flight reach the server's count
 	}
-	var cpu1 backend.CPUTimes
+	var cpu1 ground.CPUTimes
 	wall := time.Since(t0)
 	if hasCPU {
 		var err error
@@ -388,7 +389,7 @@ func setExtra(mt *result.Metrics, k string, v float64) {
 // softirq over every CPU), the agents' own, and the cell's alone (agents,
 // the network's daemons, ksoftirqd), per transaction and per payload byte
 // where the metrics count them. daemons < 0: the network has none metered.
-func Cost(delta backend.CPUTimes, wall time.Duration, agents, daemons float64, mt result.Metrics) *result.CPUCost {
+func Cost(delta ground.CPUTimes, wall time.Duration, agents, daemons float64, mt result.Metrics) *result.CPUCost {
 	c := &result.CPUCost{
 		WallS: wall.Seconds(), MachineS: delta.Busy(), UserS: delta.User + delta.Nice, SystemS: delta.System,
 		SoftirqS: delta.SoftIRQ, IRQS: delta.IRQ, AgentsS: agents,

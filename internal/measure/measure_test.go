@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/hist"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -48,7 +48,7 @@ func TestJain(t *testing.T) {
 }
 
 func TestCost(t *testing.T) {
-	delta := backend.CPUTimes{User: 1, System: 2, SoftIRQ: 0.5, KSoftirqd: 0.2}
+	delta := ground.CPUTimes{User: 1, System: 2, SoftIRQ: 0.5, KSoftirqd: 0.2}
 	bytes := result.Metrics{Bytes: result.I(1e9)}
 	trans := result.Metrics{Transactions: result.I(1e6)}
 	for _, c := range []struct {

@@ -11,30 +11,11 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/registry"
 )
-
-// Placement says where the client runs relative to the server; the type
-// lives in package backend, shared by every backend.
-type Placement = backend.Placement
-
-// The placements.
-const (
-	SamePod   = backend.SamePod
-	SameHost  = backend.SameHost
-	CrossHost = backend.CrossHost
-)
-
-// AllPlacements in display order.
-var AllPlacements = backend.AllPlacements
-
-// ParsePlacement validates a placement name.
-func ParsePlacement(s string) (Placement, error) { return backend.ParsePlacement(s) }
-
-func joinP(ps []Placement) string { return backend.JoinPlacements(ps) }
 
 // Mode is one container network, built for real in the lab.
 type Mode interface {
@@ -44,7 +25,7 @@ type Mode interface {
 	Summary() string
 	// Placements the mode can do, in preference order; anything else is
 	// refused with Refuse's reason.
-	Placements() []Placement
+	Placements() []ground.Placement
 	// Requires lists what this machine must have.
 	Requires() Requirements
 	// Options declares the mode options (lab.Config.ModeOptions, `--mode-opt
@@ -62,7 +43,7 @@ type Mode interface {
 
 // Refuser is implemented by modes that explain why a placement is impossible.
 type Refuser interface {
-	Refuse(p Placement) string
+	Refuse(p ground.Placement) string
 }
 
 // Requirements are what a mode needs from the machine.
@@ -107,7 +88,7 @@ func New(name string) (Mode, error) { return Get(name) }
 func Names() []string { return modes.Names() }
 
 // Allows reports whether m can do placement p, and if not, why.
-func Allows(m Mode, p Placement) (bool, string) {
+func Allows(m Mode, p ground.Placement) (bool, string) {
 	for _, q := range m.Placements() {
 		if q == p {
 			return true, ""
@@ -118,7 +99,7 @@ func Allows(m Mode, p Placement) (bool, string) {
 			return false, why
 		}
 	}
-	return false, fmt.Sprintf("%s supports only %s", m.Name(), joinP(m.Placements()))
+	return false, fmt.Sprintf("%s supports only %s", m.Name(), ground.JoinPlacements(m.Placements()))
 }
 
 // Traits are what a network demands of the infrastructure and offers

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/plan"
 )
@@ -34,13 +34,13 @@ func TestSideBySidePlacements(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		network string
-		pl      backend.Placement
+		pl      ground.Placement
 		ok      bool
 	}{
-		{"nat", backend.CrossHost, true},   // the lab's
-		{"nat", backend.SameHost, true},    // docker's (a published port on one engine)
-		{"vxlan", backend.CrossHost, true}, // the lab's only
-		{"bridge", backend.CrossHost, false},
+		{"nat", ground.CrossHost, true},   // the lab's
+		{"nat", ground.SameHost, true},    // docker's (a published port on one engine)
+		{"vxlan", ground.CrossHost, true}, // the lab's only
+		{"bridge", ground.CrossHost, false},
 	} {
 		ok, why := be.Allows(tc.network, tc.pl)
 		if ok != tc.ok || (!ok && !strings.Contains(why, "docker")) {
@@ -66,7 +66,7 @@ func TestBackendOptions(t *testing.T) {
 		{"lab,docker-lab", "docker-overlay", "encrypt=true", encryptErr()},
 	} {
 		p := plan.Plan{BackendName: tc.backend, Workloads: []string{"tcp_rr"},
-			Cases: []plan.Case{{Network: tc.network, Placement: backend.CrossHost}}}
+			Cases: []plan.Case{{Network: tc.network, Placement: ground.CrossHost}}}
 		k, v, _ := strings.Cut(tc.opt, "=")
 		p.Lab.ModeOptions = map[string]string{k: v}
 		err := p.Validate()

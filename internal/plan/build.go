@@ -14,6 +14,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
@@ -223,7 +224,7 @@ func workloadOptions(st suite.Suite) suite.Suite {
 // one is refused unless every selected backend has it.
 func takePlacements(infos []backend.Info, placements []string) (out, own []string, err error) {
 	for _, name := range placements {
-		as, help, owners := backend.Placement(name), "", []string(nil)
+		as, help, owners := ground.Placement(name), "", []string(nil)
 		for _, i := range backend.All() {
 			for _, e := range i.Placements {
 				if e.Name == name {
@@ -337,7 +338,7 @@ func (p *Plan) applyServices(st suite.Suite, lbs, counts string, networksGiven b
 		return nil
 	}
 	if lbs != "" && len(st.LBs) == 0 && !networksGiven {
-		p.Cases = []Case{{Network: suite.DefaultServiceNetwork, Placement: netmode.CrossHost}}
+		p.Cases = []Case{{Network: suite.DefaultServiceNetwork, Placement: ground.CrossHost}}
 	}
 	// Baseline rows are added for ratios between networks; a services run
 	// compares load balancers on one network and baseline has no pods.

@@ -3,7 +3,7 @@ package plan
 import (
 	"fmt"
 
-	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/suite"
@@ -12,15 +12,15 @@ import (
 // Placer is what cases are checked against: which placements a network
 // has and allows.
 type Placer interface {
-	Allows(network string, p backend.Placement) (bool, string)
-	Placements(network string) ([]backend.Placement, error)
+	Allows(network string, p ground.Placement) (bool, string)
+	Placements(network string) ([]ground.Placement, error)
 }
 
 // LabPlacer answers for the lab's network modes (package netmode).
 type LabPlacer struct{}
 
 // Allows implements Placer.
-func (LabPlacer) Allows(n string, p backend.Placement) (bool, string) {
+func (LabPlacer) Allows(n string, p ground.Placement) (bool, string) {
 	m, err := netmode.Get(n)
 	if err != nil {
 		return false, err.Error()
@@ -29,7 +29,7 @@ func (LabPlacer) Allows(n string, p backend.Placement) (bool, string) {
 }
 
 // Placements implements Placer.
-func (LabPlacer) Placements(n string) ([]backend.Placement, error) {
+func (LabPlacer) Placements(n string) ([]ground.Placement, error) {
 	m, err := netmode.Get(n)
 	if err != nil {
 		return nil, err
@@ -45,9 +45,9 @@ func Cases(be Placer, networks, placements []string, noBaseline bool) ([]Case, e
 	if len(networks) == 0 {
 		networks = suite.DefaultNetworks
 	}
-	var pls []netmode.Placement
+	var pls []ground.Placement
 	for _, s := range placements {
-		p, err := netmode.ParsePlacement(s)
+		p, err := ground.ParsePlacement(s)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +71,7 @@ func Cases(be Placer, networks, placements []string, noBaseline bool) ([]Case, e
 		if !explicit {
 			want = natural[:1]
 			if nb, ok := be.(interface {
-				Natural(string) []backend.Placement
+				Natural(string) []ground.Placement
 			}); ok {
 				want = nb.Natural(n)
 			}
@@ -88,14 +88,14 @@ func Cases(be Placer, networks, placements []string, noBaseline bool) ([]Case, e
 	}
 	if !noBaseline {
 		var withBase []Case
-		bseen := map[netmode.Placement]bool{}
+		bseen := map[ground.Placement]bool{}
 		for _, c := range cases {
 			if c.Network == result.BaselineNetwork {
 				bseen[c.Placement] = true
 			}
 		}
 		for _, c := range cases {
-			if !bseen[c.Placement] && c.Placement != netmode.SamePod {
+			if !bseen[c.Placement] && c.Placement != ground.SamePod {
 				bseen[c.Placement] = true
 				withBase = append(withBase, Case{Network: result.BaselineNetwork, Placement: c.Placement})
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/experiment/services"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
@@ -28,6 +29,13 @@ import (
 
 // Case is one network in one placement.
 type Case = experiment.Case
+
+// ErrTimeLimit ends a run of a plan that reached the time limit it was
+// given (cnperf run --max-time, recommend's measuring): what was measured
+// is written, the lab torn down. It is here, below the commands that set
+// a limit (session) and those that read it (plan/profile), so neither
+// imports the other.
+var ErrTimeLimit = errors.New("time limit reached")
 
 // MaxRounds bounds --repeat.
 const MaxRounds = 1000
@@ -120,7 +128,7 @@ func (p *Plan) backend() backend.Backend { return p.Backends()[0] }
 // allowed where one of them allows it.
 type multi []backend.Backend
 
-func (m multi) Allows(network string, pl backend.Placement) (bool, string) {
+func (m multi) Allows(network string, pl ground.Placement) (bool, string) {
 	var whys []string
 	for _, b := range m {
 		ok, why := b.Allows(network, pl)
@@ -132,8 +140,8 @@ func (m multi) Allows(network string, pl backend.Placement) (bool, string) {
 	return false, strings.Join(whys, "; ")
 }
 
-func (m multi) Placements(network string) ([]backend.Placement, error) {
-	var out []backend.Placement
+func (m multi) Placements(network string) ([]ground.Placement, error) {
+	var out []ground.Placement
 	var errs []error
 	for _, b := range m {
 		ps, err := b.Placements(network)
@@ -194,8 +202,8 @@ func (m multiChecker) Check(network string) error {
 
 // Natural is each backend's preferred placement of network: run without
 // --placement, every backend runs it where it prefers.
-func (m multi) Natural(network string) []backend.Placement {
-	var out []backend.Placement
+func (m multi) Natural(network string) []ground.Placement {
+	var out []ground.Placement
 	for _, b := range m {
 		if ps, err := b.Placements(network); err == nil && len(ps) > 0 && !slices.Contains(out, ps[0]) {
 			out = append(out, ps[0])

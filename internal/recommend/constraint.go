@@ -153,6 +153,16 @@ func Write(w io.Writer, rs []Result) {
 				fmt.Fprintf(w, "     note: %s\n", n)
 			}
 		}
+		if f := r.Family; f.Size > 0 && len(r.Ranked) > 0 {
+			if f.Method == stats.HolmMethod {
+				fmt.Fprintf(w, "  family: %d comparisons of two candidates on one figure; a figure separates them only after Holm's correction for all %d (the chance of any false separation at most %g): %d separate after it, of %d alone (--uncorrected: each alone)\n", f.Size, f.Size, f.Alpha, f.After, f.Before)
+			} else {
+				fmt.Fprintf(w, "  family: %d comparisons of two candidates on one figure, each at %g alone (--uncorrected): some separations may be chance\n", f.Size, f.Alpha)
+			}
+		}
+		for _, c := range r.Chains {
+			fmt.Fprintf(w, "  %s\n", c)
+		}
 		for _, x := range r.Removed {
 			fmt.Fprintf(w, "  removed %s: %s\n", x.Candidate, x.Reason)
 		}
@@ -164,7 +174,7 @@ func Write(w io.Writer, rs []Result) {
 		}
 	}
 	if slices.ContainsFunc(rs, func(r Result) bool { return len(r.Ranked) > 0 }) {
-		fmt.Fprintln(w, "places: a candidate is above another only when a figure the profile weighs separates them in its favour (the two cells paired by round: their ratio differs, p < 0.05 and its interval beyond 1 ± 5 %) and none in the other's; ties and trade-offs share a place.")
+		fmt.Fprintln(w, "places: a candidate is above another only when a figure the profile weighs separates them in its favour (the two cells paired by round: their ratio differs, p < 0.05 and its interval beyond 1 ± 5 %) and none in the other's; ties and trade-offs share a place, and so do candidates a chain links (A above B, B above C) where two of them are not separated: every candidate of a place is separated above every candidate of a later place.")
 		fmt.Fprintln(w, "score (orders a place only): weighted geometric mean over the rules of each figure relative to the best candidate (1 = best on every figure); `cnperf recommend --rules` lists the rules.")
 	}
 }

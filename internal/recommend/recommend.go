@@ -120,10 +120,12 @@ type Reading struct {
 // Ranked is one candidate's place. A candidate is placed above another
 // only when some figure the profile weighs separates them in its favour
 // (the two cells compared, paired by round: the verdict differs) and none
-// in the other's; places are groups of candidates no other of the group
-// is separated above (ties and trade-offs), never chained: the first
-// place holds every candidate nothing is above, the next every candidate
-// only those are above, and so on.
+// in the other's. Places form a true order: every candidate of a place
+// is separated above every candidate of each later place. The layers
+// (the first holds every candidate nothing is above, the next every
+// candidate only those are above...) are merged where a chain would order
+// an unseparated pair (A above B, B above C, A and C not separated: one
+// place, where B is behind A, C behind B, and A and C tied).
 type Ranked struct {
 	Candidate Candidate
 	Place     int // 1 = first
@@ -133,7 +135,8 @@ type Ranked struct {
 	// from; TradeOffs, those separated both ways (which figure favours whom).
 	TiedWith  []Candidate
 	TradeOffs []Separation
-	// Behind are the candidates of earlier places above it, and why.
+	// Behind are the candidates above it, and why: those of earlier
+	// places, and within its place those a chain keeps beside it.
 	Behind []Separation
 	Notes  []string // constraints' remarks that did not remove it
 }
@@ -161,6 +164,12 @@ type Result struct {
 	// Undecided says why the data cannot rank (no figure the profile reads,
 	// or one candidate only); Ranked is then empty.
 	Undecided string
+	// Chains say, for a place that holds separated candidates (A above B,
+	// B above C), which unseparated pairs (A and C) keep them in one place.
+	Chains []string
+	// Family is the comparisons between candidates the places rest on and
+	// what the correction for their number did.
+	Family stats.Family
 	// NoIntervals: the run had one round, so no difference is tested.
 	NoIntervals bool
 	// Skipped are what the run asked for but could not measure here, with
@@ -328,7 +337,7 @@ func rankPlacement(run *result.Run, profile, pl string, rules []Rule, sums []res
 		}
 		ranked = append(ranked, Ranked{Candidate: c, Score: score(readings[c]), Readings: readings[c], Notes: notes})
 	}
-	place(run.Results, ranked)
+	res.Chains, res.Family = place(run.Results, ranked)
 	res.Ranked = ranked
 	if len(ranked) == 0 {
 		res.Undecided = "every candidate was removed by the constraints"
@@ -416,35 +425,57 @@ func score(rs []Reading) float64 {
 	return math.Exp(sum / w)
 }
 
-// separate compares a with b on every figure both were read on (same rule,
-// workload and step): their cells paired by round. A figure separates them
-// when the comparison differs; one measured once and copied into every
-// round (no spread on either side, e.g. the services' sync time) is one
-// sample, which separates nothing.
-func separate(rs []result.Result, a, b []Reading, other Candidate) Separation {
-	sep := Separation{Other: other}
+// pairCmp is one figure's comparison of two candidates' cells (a against
+// b), with what it says for each side when it separates them.
+type pairCmp struct {
+	c        result.Comparison
+	ab, ba   string // the figure with a's ratio to b, and b's to a
+	aBetter  bool
+	hasSides bool // the figure has a direction
+}
+
+// compareAll compares a with b on every figure both were read on (same
+// rule, workload and step): their cells paired by round. One measured
+// once and copied into every round (no spread on either side, e.g. the
+// services' sync time) is one sample, which separates nothing, and is
+// not compared.
+func compareAll(cm *stats.Comparer, a, b []Reading, ca, cb Candidate) []pairCmp {
+	type rkey struct {
+		rule           Rule
+		workload, step string
+	}
+	bs := make(map[rkey][]Reading, len(b))
+	for _, y := range b {
+		k := rkey{y.Rule, y.Workload, y.Step}
+		bs[k] = append(bs[k], y)
+	}
+	var out []pairCmp
 	for _, x := range a {
-		for _, y := range b {
-			if x.Rule != y.Rule || x.Workload != y.Workload || x.Step != y.Step {
-				continue
-			}
+		for _, y := range bs[rkey{x.Rule, x.Workload, x.Step}] {
 			if constant(x) && constant(y) {
 				continue
 			}
-			c, ok := stats.CompareCells(rs, x.Cell, y.Cell, x.Figure, stats.Default)
-			if !ok || stats.VerdictOf(c) != stats.Differs {
+			c, ok := cm.Compare(x.Cell, y.Cell, x.Figure, stats.Default)
+			if !ok {
 				continue
 			}
-			what := fmt.Sprintf("%s %s %.2fx %s's [%.2f, %.2f]", x.Workload, x.Figure.Label, c.Ratio, other, c.CILow, c.CIHigh)
-			if c.Direction == stats.Better {
-				sep.For = append(sep.For, what)
-			} else if c.Direction == stats.Worse {
-				sep.Against = append(sep.Against, what)
+			p := pairCmp{c: c,
+				ab:       fmt.Sprintf("%s %s %.2fx %s's [%.2f, %.2f]", x.Workload, x.Figure.Label, c.Ratio, cb, c.CILow, c.CIHigh),
+				aBetter:  c.Direction == stats.Better,
+				hasSides: c.Direction == stats.Better || c.Direction == stats.Worse}
+			if c.Ratio > 0 && c.CILow > 0 {
+				p.ba = fmt.Sprintf("%s %s %.2fx %s's [%.2f, %.2f]", x.Workload, x.Figure.Label, 1/c.Ratio, ca, 1/c.CIHigh, 1/c.CILow)
 			}
+			out = append(out, p)
 		}
 	}
-	return sep
+	return out
 }
+
+// Uncorrected, set by `cnperf recommend --uncorrected`, separates two
+// candidates by any figure that differs at 5 % alone, not corrected for
+// the family of comparisons.
+var Uncorrected bool
 
 // constant says a reading had the same value in every round (its
 // interval, from logs, is then that value to the last bits).
@@ -452,22 +483,75 @@ func constant(r Reading) bool { return r.HasCI && r.Hi-r.Lo <= 1e-9*math.Abs(r.M
 
 // place sets each candidate's place, its ties and trade-offs within it and
 // what puts it behind, and sorts them: by place, then score, then name.
-func place(rs []result.Result, ranked []Ranked) {
+func place(rs []result.Result, ranked []Ranked) (chains []string, fam stats.Family) {
 	n := len(ranked)
+	cm := stats.NewComparer(rs)
 	sep := make([][]Separation, n)
 	above := make([][]bool, n) // above[i][j]: i is placed above j
 	for i := range ranked {
 		sep[i] = make([]Separation, n)
 		above[i] = make([]bool, n)
+		for j := range ranked {
+			sep[i][j].Other = ranked[j].Candidate
+		}
+	}
+	// every pair on every figure both were read on: one family, corrected
+	// together (stats.CorrectFamily), so that the chance of any false
+	// separation stays at alpha however many candidates and figures
+	type pairKey struct{ i, j int }
+	cmps := map[pairKey][]pairCmp{}
+	var all []*result.Comparison
+	for i := range ranked {
+		for j := i + 1; j < n; j++ {
+			ps := compareAll(cm, ranked[i].Readings, ranked[j].Readings, ranked[i].Candidate, ranked[j].Candidate)
+			cmps[pairKey{i, j}] = ps
+		}
+	}
+	for i := range ranked {
+		for j := i + 1; j < n; j++ {
+			ps := cmps[pairKey{i, j}]
+			for k := range ps {
+				all = append(all, &ps[k].c)
+			}
+		}
+	}
+	if Uncorrected {
+		copies := make([]*result.Comparison, len(all))
+		for k, c := range all {
+			x := *c
+			copies[k] = &x
+		}
+		f := stats.CorrectFamily(copies, stats.Default.Alpha)
+		fam = stats.Family{Method: "none", Alpha: f.Alpha, Size: f.Size, Before: f.Before, After: f.Before}
+	} else {
+		fam = stats.CorrectFamily(all, stats.Default.Alpha)
+	}
+	for i := range ranked {
+		for j := i + 1; j < n; j++ {
+			for _, p := range cmps[pairKey{i, j}] {
+				if stats.VerdictOf(p.c) != stats.Differs || !p.hasSides {
+					continue
+				}
+				if p.aBetter {
+					sep[i][j].For = append(sep[i][j].For, p.ab)
+					sep[j][i].Against = append(sep[j][i].Against, p.ba)
+				} else {
+					sep[i][j].Against = append(sep[i][j].Against, p.ab)
+					sep[j][i].For = append(sep[j][i].For, p.ba)
+				}
+			}
+		}
 	}
 	for i := range ranked {
 		for j := range ranked {
 			if i != j {
-				sep[i][j] = separate(rs, ranked[i].Readings, ranked[j].Readings, ranked[j].Candidate)
 				above[i][j] = len(sep[i][j].For) > 0 && len(sep[i][j].Against) == 0
 			}
 		}
 	}
+	// layers: the first holds every candidate nothing is above, the next
+	// every candidate only those are above, and so on
+	layer := make([]int, n)
 	placed := make([]bool, n)
 	for p, left := 1, n; left > 0; p++ {
 		var group []int
@@ -493,24 +577,79 @@ func place(rs []result.Result, ranked []Ranked) {
 			}
 		}
 		for _, j := range group {
-			ranked[j].Place = p
+			layer[j] = p
 			placed[j] = true
 			left--
 		}
-		for _, j := range group {
-			for _, i := range group {
-				switch {
-				case i == j:
-				case len(sep[j][i].For) == 0 && len(sep[j][i].Against) == 0:
-					ranked[j].TiedWith = append(ranked[j].TiedWith, ranked[i].Candidate)
-				default:
-					ranked[j].TradeOffs = append(ranked[j].TradeOffs, sep[j][i])
+	}
+	// places: layers merged wherever two candidates of different layers
+	// are not separated (A above B, B above C, A and C not), so that a
+	// place is above another only where every pair across them is
+	// separated: a true order, not a chain
+	merge := make([]int, n+2) // merge[l]: the last layer merged with layer l
+	for l := range merge {
+		merge[l] = l
+	}
+	for i := range ranked {
+		for j := range ranked {
+			if layer[i] < layer[j] && !above[i][j] {
+				merge[layer[i]] = max(merge[layer[i]], layer[j])
+			}
+		}
+	}
+	placeOf := make([]int, n+2)
+	for l, p, end := 1, 0, 0; l <= n; l++ {
+		if l > end {
+			p++
+		}
+		end = max(end, merge[l])
+		placeOf[l] = p
+	}
+	for j := range ranked {
+		ranked[j].Place = placeOf[layer[j]]
+	}
+	// say, per place that merged layers, which separated pairs it holds
+	// and which unseparated pairs kept them in it
+	for p := 1; p <= n; p++ {
+		var links, loose []string
+		for i := range ranked {
+			for j := range ranked {
+				if ranked[i].Place != p || ranked[j].Place != p {
+					continue
+				}
+				if above[i][j] {
+					links = append(links, fmt.Sprintf("%s above %s", ranked[i].Candidate, ranked[j].Candidate))
+				}
+				if layer[i] < layer[j] && !above[i][j] && !above[j][i] {
+					loose = append(loose, fmt.Sprintf("%s and %s", ranked[i].Candidate, ranked[j].Candidate))
 				}
 			}
-			for i := range ranked {
-				if ranked[i].Place > 0 && ranked[i].Place < p && above[i][j] {
-					ranked[j].Behind = append(ranked[j].Behind, sep[j][i])
-				}
+		}
+		if len(links) > 0 && len(loose) > 0 {
+			slices.Sort(links)
+			slices.Sort(loose)
+			chains = append(chains, fmt.Sprintf("place %d holds separated candidates (%s) because %s are not separated: a later place would order them",
+				p, strings.Join(links, ", "), strings.Join(loose, ", ")))
+		}
+	}
+	slices.Sort(chains)
+	for j := range ranked {
+		for i := range ranked {
+			if i == j {
+				continue
+			}
+			switch {
+			case ranked[i].Place < ranked[j].Place:
+				ranked[j].Behind = append(ranked[j].Behind, sep[j][i])
+			case ranked[i].Place > ranked[j].Place:
+			case above[i][j]:
+				// a chain kept in one place: above it, though it shares the place
+				ranked[j].Behind = append(ranked[j].Behind, sep[j][i])
+			case above[j][i]:
+			case len(sep[j][i].For) == 0 && len(sep[j][i].Against) == 0:
+				ranked[j].TiedWith = append(ranked[j].TiedWith, ranked[i].Candidate)
+			default:
+				ranked[j].TradeOffs = append(ranked[j].TradeOffs, sep[j][i])
 			}
 		}
 	}
@@ -524,6 +663,7 @@ func place(rs []result.Result, ranked []Ranked) {
 		}
 		return a.Candidate.String() < b.Candidate.String()
 	})
+	return chains, fam
 }
 
 func undecided(profile string, rules []Rule, seen []Candidate) string {

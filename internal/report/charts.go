@@ -63,6 +63,19 @@ func comparisonSection(ins []Input) section {
 	// the answer first: the ratio charts, the summary of their verdicts
 	// and the verdicts' table; the figures themselves below, under their
 	// own heading
+	// the verdicts as the table prints them: corrected for the family
+	var families []string
+	ins = slices.Clone(ins)
+	for i := range ins {
+		run, fam, demoted := Corrected(ins[i].Run)
+		ins[i].Run = run
+		if l := familyLine(fam, demoted); l != "" {
+			if len(ins) > 1 {
+				l = ins[i].Name + ": " + l
+			}
+			families = append(families, l)
+		}
+	}
 	sec.Answer = Answer(ins)
 	figures := section{ID: "figures", Title: "The figures themselves"}
 	verdicts := htmlTable{Caption: "Each ratio to the baseline, its 95 % interval and its verdict", Head: []string{"run", "workload", "cell", "figure", "ratio [95 %]", "verdict", "rounds that would decide it"}}
@@ -84,6 +97,7 @@ func comparisonSection(ins []Input) section {
 	}
 	for _, in := range ins {
 		sums := kit.Summaries(in.Run)
+		idx := indexSummaries(sums)
 		for _, s := range sums {
 			k := s.Cell
 			if k.LB != "" || searchStep(k.Step) || s.N == 0 {
@@ -131,7 +145,9 @@ func comparisonSection(ins []Input) section {
 				})
 				name := seriesName(in, overlay, "ratio")
 				addIntervalPoint(c, name, cellLabel(k), v.Ratio, v.CILevel > 0 || v.CILow != 0 || v.CIHigh != 0, v.CILow, v.CIHigh)
-				verdicts.Rows = append(verdicts.Rows, verdictRow(in.Name, title, cellLabel(k), f.Label, *v))
+				row := verdictRow(in.Name, title, cellLabel(k), f.Label, *v)
+				row[4] = tableRatio(s, idx) // with the table's ‡ for rounds left out
+				verdicts.Rows = append(verdicts.Rows, row)
 			}
 		}
 	}
@@ -155,7 +171,7 @@ func comparisonSection(ins []Input) section {
 	}
 	sec.Subs = append(sec.Subs, figures)
 	if len(sec.Charts) > 0 {
-		sec.Notes = howToRead
+		sec.Notes = append(howToRead, families...)
 	}
 	return sec
 }

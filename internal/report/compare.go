@@ -35,11 +35,13 @@ direction by its interval: a regression when the whole interval is worse
 than PCT (higher is better: its upper end below 1-PCT/100; lower is better:
 its lower end above 1+PCT/100), a pass when its worse end is within PCT,
 undecided otherwise (no interval, an interval reaching past the limit, a
-cell the new run did not measure). A noisy- or busy-machine warning of
-either run makes the gate undecided too. Exit status: 0 every change passed;
-3 a regression (whatever else); 5 the gate could not decide (some change
-undecided, or a run warned), unless --allow-undecided; 2 bad usage; 1 a file
-could not be read.
+cell the new run did not measure or that failed in all its rounds). A
+noisy- or busy-machine warning of either run makes the gate undecided too.
+A gate that compared nothing (no cell and figure measured in both runs)
+fails closed. Exit status: 0 every change passed; 3 a regression (whatever
+else); 5 the gate could not decide (some change undecided, or a run warned),
+unless --allow-undecided, or it compared nothing (even with
+--allow-undecided); 2 bad usage; 1 a file could not be read.
 
 flags:
 `
@@ -108,6 +110,9 @@ func Compare(w io.Writer, oldPath, newPath string, o CompareOptions) error {
 		}
 	}
 	if limit >= 0 {
+		if judged == nil {
+			judged = []stats.Judgement{} // a gate, that judged nothing
+		}
 		rc.GateLimit, rc.Judged = limit, judged
 	}
 	PrintComparison(w, rc, runs[0], runs[1], judged)
@@ -148,6 +153,10 @@ func gateError(rc *stats.RunComparison, judged []stats.Judgement, limit float64,
 		}
 	}
 	pct := strconv.FormatFloat(limit*100, 'g', -1, 64)
+	if stats.Compared(judged) == 0 {
+		// fail closed: a gate that compared nothing must not pass a CI job
+		return fmt.Errorf("the gate at %s %% compared nothing: %s; check both files hold the same cells, measured (%w)", pct, NothingCompared(rc), exitcode.Undecided)
+	}
 	if len(bad) > 0 {
 		return fmt.Errorf("%d regression(s) beyond %s %%: %s (%w)", len(bad), pct, strings.Join(bad, "; "), exitcode.Regression)
 	}
@@ -173,6 +182,12 @@ func gateError(rc *stats.RunComparison, judged []stats.Judgement, limit float64,
 	}
 	return fmt.Errorf("the gate at %s %% could not decide: %s; rerun both with more rounds (--repeat 5) on a quiet machine, or pass --allow-undecided (%w)",
 		pct, strings.Join(why, "; "), exitcode.Undecided)
+}
+
+// NothingCompared says why a gate judged no figure of any cell.
+func NothingCompared(rc *stats.RunComparison) string {
+	return fmt.Sprintf("no cell and figure with a direction was measured in both runs (%d cells only in the old run, %d only in the new, %d failed in every round of the new run, %d of the old)",
+		len(rc.OnlyOld), len(rc.OnlyNew), len(rc.FailedNew), len(rc.FailedOld))
 }
 
 // judgedName names a judged cell and figure for people.
@@ -253,7 +268,7 @@ func PrintComparison(w io.Writer, rc *stats.RunComparison, oldRun, newRun *resul
 	for _, l := range []struct {
 		name  string
 		cells []result.CellKey
-	}{{"only in old", rc.OnlyOld}, {"only in new", rc.OnlyNew}} {
+	}{{"only in old", rc.OnlyOld}, {"only in new", rc.OnlyNew}, {"failed in every round of the new run", rc.FailedNew}, {"failed in every round of the old run", rc.FailedOld}} {
 		for _, k := range l.cells {
 			fmt.Fprintf(w, "%s: %s\n", l.name, stats.CellName(k))
 		}
@@ -270,6 +285,10 @@ func PrintComparison(w io.Writer, rc *stats.RunComparison, oldRun, newRun *resul
 	n := map[string]int{}
 	for _, j := range judged {
 		n[j.Verdict]++
+	}
+	if stats.Compared(judged) == 0 {
+		fmt.Fprintf(w, "\ngate: nothing compared: %s; the gate fails (exit 5), even with --allow-undecided\n", NothingCompared(rc))
+		return
 	}
 	fmt.Fprintf(w, "\ngate: %d pass, %d regression, %d undecided (a regression: the whole interval worse than the limit; a pass: its worse end within it)\n",
 		n[stats.GatePass], n[stats.GateRegression], n[stats.GateUndecided])

@@ -76,6 +76,12 @@ func writeJUnit(path string, rc *stats.RunComparison, judged []stats.Judgement, 
 		}
 		s.Cases = append(s.Cases, c)
 	}
+	if stats.Compared(judged) == 0 {
+		why := NothingCompared(rc)
+		s.Cases = append(s.Cases, junitCase{Name: "gate: nothing compared", Classname: "cnperf.gate",
+			Failure: &junitFailure{Message: "nothing compared: " + why, Type: "nothing compared", Text: why}})
+		s.Failures++
+	}
 	m := junitCase{Name: "machine: noise and load", Classname: "cnperf.machine", SystemOut: "no noisy- or busy-machine warning"}
 	if w := rc.MachineWarnings(); len(w) > 0 {
 		text := ""

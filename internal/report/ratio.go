@@ -22,7 +22,9 @@ func headline(m result.Metrics) (float64, string, bool) {
 
 // Ratios prints, per network and placement, workload a's headline figure
 // against workload b's, and the same for the p50 latency when both have
-// one: how two tools measured side by side in one run compare. Figures are
+// one and for the cell's CPU per transaction (or per byte, for a
+// throughput) when both were metered: how two tools measured side by side
+// in one run compare. Figures are
 // medians over the results; each ratio is the one its interval is about
 // (stats.CompareCells: paired by round where the results have rounds, the
 // ratio of geometric means otherwise), with its verdict's mark.
@@ -61,7 +63,7 @@ func Ratios(w io.Writer, run *result.Run, a, b string) error {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "network\tplacement\t%s\t%s\tratio [95%%]\tp50 ratio [95%%]\n", a, b)
+	fmt.Fprintf(tw, "network\tplacement\t%s\t%s\tratio [95%%]\tp50 ratio [95%%]\tcost ratio [95%%]\n", a, b)
 	found := false
 	for _, k := range keys {
 		x, y := vals[k][a], vals[k][b]
@@ -79,7 +81,14 @@ func Ratios(w io.Writer, run *result.Run, a, b string) error {
 				p50 = ratio(c)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.4g\t%.4g\t%s\t%s\n", k.network, k.placement, median(x.vals), median(y.vals), ratio(c), p50)
+		cost, cf := "-", result.FigCPUPerTrans
+		if x.fig.Key == result.FigThroughput.Key {
+			cf = result.FigCPUPerByte
+		}
+		if c, ok := stats.CompareCells(run.Results, x.cell, y.cell, cf, stats.Default); ok {
+			cost = ratio(c)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.4g\t%.4g\t%s\t%s\t%s\n", k.network, k.placement, stats.Median(x.vals), stats.Median(y.vals), ratio(c), p50, cost)
 	}
 	tw.Flush()
 	if !found {
@@ -88,5 +97,6 @@ func Ratios(w io.Writer, run *result.Run, a, b string) error {
 	fmt.Fprintf(w, "figures are medians; ratio: %s ÷ %s, the geometric mean of the per-round ratios where the results have rounds (else\n", a, b)
 	fmt.Fprintln(w, "the ratio of the geometric means), not the quotient of the medians shown, with its 95% interval; no mark = differs")
 	fmt.Fprintln(w, "(p<0.05 and the interval clear of [0.95, 1.05]), = equivalent (the whole interval inside it), ? undecided (neither shown).")
+	fmt.Fprintln(w, "cost: the cell's CPU (agents, the tools they run, the network's daemons) per transaction, or per byte for a throughput; lower is better.")
 	return nil
 }

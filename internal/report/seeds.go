@@ -168,6 +168,9 @@ type seedCell struct {
 	key    result.CellKey
 	fig    result.Figure
 	rounds map[int][]float64
+	// cm compares the run's cells by the machine's speed where both
+	// recorded it (nil: the run has no speed witness)
+	cm *stats.Comparer
 }
 
 func (c *seedCell) samples() []sample2 {
@@ -239,7 +242,7 @@ func plainStep(step string) bool {
 }
 
 // match collects the cnperf cells of row r in column c of t from run.
-func (t SeedTable) match(run *result.Run, r SeedRow, c SeedColumn, most map[string]int) []*seedCell {
+func (t SeedTable) match(run *result.Run, r SeedRow, c SeedColumn, most map[string]int, cm *stats.Comparer) []*seedCell {
 	wls := t.Workloads
 	if c.Workload != "" {
 		wls = []string{c.Workload}
@@ -291,7 +294,7 @@ func (t SeedTable) match(run *result.Run, r SeedRow, c SeedColumn, most map[stri
 		k := res.Key()
 		sc := by[k]
 		if sc == nil {
-			sc = &seedCell{key: k, fig: f, rounds: map[int][]float64{}}
+			sc = &seedCell{key: k, fig: f, rounds: map[int][]float64{}, cm: cm}
 			by[k] = sc
 			out = append(out, sc)
 		}
@@ -370,6 +373,13 @@ func compareSeedCells(a, b *seedCell) (result.Comparison, bool) {
 		vs := a.values()
 		return stats.Paired(vs, slices.Repeat([]float64{1}, len(vs)), a.fig.Better, stats.Default)
 	}
+	if a.cm != nil {
+		// where both cells recorded the machine's speed, paired by it
+		// (a ratio mixing speeds stays undecided: the table's †)
+		if c, ok := a.cm.Compare(a.key, b.key, a.fig, stats.Default); ok && c.Speed != nil {
+			return c, true
+		}
+	}
 	if x, y, paired := pairByRound(a, b); paired {
 		return stats.Paired(x, y, a.fig.Better, stats.Default)
 	}
@@ -446,6 +456,9 @@ type SeedColumnResult struct {
 	// Against: the pair differs here in the opposite direction.
 	Against []string
 	Verdict string
+	// Family is the correction of the pairs' verdicts for their number
+	// (Holm; none with --uncorrected).
+	Family stats.Family
 }
 
 // SeedResult is a study table set beside one run.
@@ -481,6 +494,11 @@ func CompareSeeds(run *result.Run) []SeedResult {
 			most[r.Workload] = r.Services
 		}
 	}
+	// pairs respect the machine's speed as the table's ratios do
+	var cm *stats.Comparer
+	if slices.ContainsFunc(run.Results, func(r result.Result) bool { return r.MachineSpeed != nil }) {
+		cm = stats.NewComparer(run.Results)
+	}
 	var out []SeedResult
 	for _, t := range SeedTables {
 		sr := SeedResult{Table: t}
@@ -490,7 +508,7 @@ func CompareSeeds(run *result.Run) []SeedResult {
 			cr := SeedColumnResult{Column: col}
 			var refs []*seedCell
 			if hasRef {
-				refs = t.match(run, refRow, col, most)
+				refs = t.match(run, refRow, col, most, cm)
 			}
 			for _, row := range t.Rows {
 				rr := SeedRowResult{Row: row}
@@ -500,7 +518,7 @@ func CompareSeeds(run *result.Run) []SeedResult {
 				default:
 					rr.Study = seedRatio{v: at(row.Values, ci), lo: math.NaN(), hi: math.NaN()}
 				}
-				for _, c := range t.match(run, row, col, most) {
+				for _, c := range t.match(run, row, col, most, cm) {
 					var ref *seedCell
 					if hasRef && !col.IsRatio && t.Form != Rank {
 						ref = counterpart(c, refRow, refs)
@@ -572,12 +590,20 @@ func (t SeedTable) order(cr *SeedColumnResult) {
 			items = append(items, item{i, rr.Study, m})
 		}
 	}
-	untestedOpposite := true
+	type orderedPair struct {
+		x, y   item
+		sd, cd int
+		cmp    result.Comparison
+	}
+	var pairs []orderedPair
 	for a := 0; a < len(items); a++ {
 		for b := a + 1; b < len(items); b++ {
 			x, y := items[a], items[b]
 			if x.row == y.row || x.m.cell.key.Workload != y.m.cell.key.Workload {
 				continue
+			}
+			if x.m.cell.key.Network != "" && y.m.cell.key.Network != "" && x.m.cell.key.Backend != y.m.cell.key.Backend {
+				continue // pairs are within one backend: the lab's vxlan is not ordered against a cluster's baseline
 			}
 			sd := studyOrder(t.Form, x.study, y.study)
 			if sd == 0 {
@@ -597,6 +623,22 @@ func (t SeedTable) order(cr *SeedColumnResult) {
 			if t.Form == Rank && x.m.cell.fig.Better != result.LowerBetter {
 				cd = -cd // a larger value is a better (smaller) rank
 			}
+			pairs = append(pairs, orderedPair{x, y, sd, cd, cmp})
+		}
+	}
+	// the column's pairs are one family: a pair is shown (or against) only
+	// after Holm's correction for their number, as the table's verdicts
+	cmps := make([]*result.Comparison, len(pairs))
+	for i := range pairs {
+		cmps[i] = &pairs[i].cmp
+	}
+	if !Uncorrected {
+		cr.Family = stats.CorrectFamily(cmps, 0)
+	}
+	untestedOpposite := true
+	for _, p := range pairs {
+		{
+			x, y, sd, cd, cmp := p.x, p.y, p.sd, p.cd, p.cmp
 			cr.Pairs++
 			rel := map[int]string{1: ">", -1: "<", 0: "="}[cd]
 			pair := fmt.Sprintf("%s %s %s (%s)", cellName(x.m, cr.Rows[x.row].Row), rel, cellName(y.m, cr.Rows[y.row].Row), pairEvidence(cmp))
@@ -792,12 +834,16 @@ func (m seedMeasure) ratioString() string {
 }
 
 // agreement says how cnperf's ratio for a row compares with the study's
-// in size: "same size" when the study's ratio lies inside cnperf's
-// interval (or its range meets it) and cnperf shows a change against the
-// reference (or, for a study's "no change", shows equivalence); an
-// interval that also holds 1 shows neither; otherwise, by cnperf's verdict against
-// the reference, "same direction, N times the study's cost" (or gain),
-// "opposite direction", "level here", or not shown either way.
+// in size, by the same evidence rule as the order verdicts: "same size"
+// only where the evidence shows it: for a published range, cnperf's whole
+// interval inside the range; for a published point, the point inside
+// cnperf's interval and cnperf showing a change against the reference
+// (or, for a study's "no change", equivalence). An interval that meets a
+// range without lying inside it, or holds both the study's ratio and 1,
+// is "not shown", with the rounds that would decide it at the spread
+// seen. Otherwise, by cnperf's verdict against the reference, "same
+// direction, N times the study's cost" (or gain), "opposite direction",
+// "level here", or not shown either way.
 func agreement(s seedRatio, m seedMeasure) string {
 	if !m.hasCI {
 		return "one round: no interval to judge the size by"
@@ -815,13 +861,16 @@ func agreement(s seedRatio, m seedMeasure) string {
 		case math.IsNaN(lo) && math.IsNaN(hi):
 			return "-"
 		case (math.IsNaN(lo) || m.hi >= lo) && (math.IsNaN(hi) || m.lo <= hi):
-			if !math.IsNaN(lo) && !math.IsNaN(hi) {
-				return "same size (meets the study's range)"
-			}
-			if (math.IsNaN(lo) || m.lo >= lo) && (math.IsNaN(hi) || m.hi <= hi) {
+			inside := (math.IsNaN(lo) || m.lo >= lo) && (math.IsNaN(hi) || m.hi <= hi)
+			switch {
+			case inside && !math.IsNaN(lo) && !math.IsNaN(hi):
+				return "same size (inside the study's range)"
+			case inside:
 				return "within the study's bound"
+			case !math.IsNaN(lo) && !math.IsNaN(hi):
+				return "not shown: the interval reaches outside the study's range" + rangeRounds(m, lo, hi)
 			}
-			return "not shown either side of the study's bound"
+			return "not shown either side of the study's bound" + rangeRounds(m, lo, hi)
 		case !math.IsNaN(hi) && m.hi < hi:
 			return "below the study's " + rangeWord(s) + " (" + verdictWord(verdict) + " against the reference)"
 		}
@@ -856,6 +905,43 @@ func agreement(s seedRatio, m seedMeasure) string {
 		what = "cost"
 	}
 	return fmt.Sprintf("same direction, %s times the study's %s", fmtRatio(math.Abs(m.v-1)/math.Abs(s.v-1)), what)
+}
+
+// rangeRounds says how many rounds would put m's interval inside the
+// study's range [lo, hi] or clear of it (either may be NaN: open), were
+// the ratio and the spread to stay as seen: the standard error read back
+// off the interval (its half-width in logs over t at the comparison's
+// degrees of freedom) shrinks as 1/sqrt(rounds). "" without an estimate
+// within 1000 rounds.
+func rangeRounds(m seedMeasure, lo, hi float64) string {
+	c := m.cmp
+	if c == nil || c.CILevel <= 0 || c.N < 2 || c.CILow <= 0 {
+		return ""
+	}
+	df := func(k int) float64 { return float64(k - 1) }
+	if c.NAgainst > 0 {
+		df = func(k int) float64 { return float64(2*k - 2) }
+	}
+	q := 1 - (1-c.CILevel)/2
+	se0 := (math.Log(c.CIHigh) - math.Log(c.CILow)) / 2 / stats.TQuantile(q, df(c.N))
+	if se0 <= 0 || math.IsNaN(se0) {
+		return ""
+	}
+	r := math.Log(c.Ratio)
+	l, h := math.Inf(-1), math.Inf(1)
+	if !math.IsNaN(lo) {
+		l = math.Log(lo)
+	}
+	if !math.IsNaN(hi) {
+		h = math.Log(hi)
+	}
+	for k := c.N + 1; k <= 1000; k++ {
+		w := stats.TQuantile(q, df(k)) * se0 * math.Sqrt(float64(c.N)/float64(k))
+		if (r-w >= l && r+w <= h) || r+w < l || r-w > h {
+			return fmt.Sprintf(" (about %d rounds would decide it at this spread)", k)
+		}
+	}
+	return " (no round count within 1000 decides it at this spread)"
 }
 
 func rangeWord(s seedRatio) string {

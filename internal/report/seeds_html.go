@@ -182,6 +182,9 @@ func orderingNote(cr SeedColumnResult) string {
 		return line + "the study orders no two of the rows measured here."
 	}
 	line += fmt.Sprintf("of %d pairs of rows the study orders, %d shown in its order here", cr.Pairs, len(cr.Shown))
+	if f := cr.Family; f.Method == stats.HolmMethod && f.Size > 1 {
+		line += fmt.Sprintf(" (after Holm's correction for the %d pairs; %d differ alone, %d after it)", f.Size, f.Before, f.After)
+	}
 	for _, l := range []struct {
 		what  string
 		pairs []string

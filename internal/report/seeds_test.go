@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"math/rand"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -166,5 +167,61 @@ func TestSeedNotApplicable(t *testing.T) {
 		if sr.Table.ID == "001-tcp-256" {
 			t.Errorf("1024 B cells compared with a 256 B table")
 		}
+	}
+}
+
+// TestSeedSizeRange: a published range is "same size" only where cnperf's
+// whole interval lies inside it; an interval that merely meets it is not
+// shown, with the rounds that would decide it (issue 35 item 1: on
+// ca57813, flannel-udp ?2.66x [0.07, 181] was "same size" against the
+// study's 4.5-23x).
+func TestSeedSizeRange(t *testing.T) {
+	fig := result.FigThroughput
+	for _, c := range []struct {
+		name          string
+		v, lo, hi     float64
+		n             int
+		want, wantNot string
+	}{
+		{"wide, holding 1", 2.66, 0.07, 181, 3, "not shown: the interval reaches outside the study's range", "same size"},
+		{"meets, excludes 1", 4.27, 1.2, 15, 3, "not shown: the interval reaches outside the study's range (about ", "same size"},
+		{"inside", 10, 6, 16, 5, "same size (inside the study's range)", "not shown"},
+		{"above", 40, 30, 55, 5, "above the study's range", "same size"},
+	} {
+		m := seedMeasure{cell: &seedCell{fig: fig}, v: c.v, lo: c.lo, hi: c.hi, hasCI: true,
+			cmp: &result.Comparison{Ratio: c.v, CILow: c.lo, CIHigh: c.hi, CILevel: 0.95, N: c.n, Verdict: stats.Undecided, MinEffect: 0.05}}
+		got := agreement(seedRatio{v: math.NaN(), lo: 4.5, hi: 23}, m)
+		if !strings.Contains(got, c.want) || strings.Contains(got, c.wantNot) {
+			t.Errorf("%s: %q, want %q and not %q", c.name, got, c.want, c.wantNot)
+		}
+	}
+}
+
+// TestExampleStartupSizes: the stored start-up run's study comparison
+// calls no row "same size" whose interval holds 1 (issue 35 item 1).
+func TestExampleStartupSizes(t *testing.T) {
+	run, err := result.Read(filepath.Join("..", "..", "docs", "examples", "startup-after-netlink.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	Refresh(run)
+	rows := 0
+	for _, sr := range CompareSeeds(run) {
+		for _, cr := range sr.Columns {
+			for _, rr := range cr.Rows {
+				for _, m := range rr.Measures {
+					if !sr.Table.ratioForm() || rr.Row.Name == sr.Table.Reference {
+						continue
+					}
+					rows++
+					if a := agreement(rr.Study, m); strings.HasPrefix(a, "same size") && m.lo <= 1 && 1 <= m.hi {
+						t.Errorf("%s %s: %q with the interval [%g, %g] holding 1", sr.Table.ID, rr.Row.Name, a, m.lo, m.hi)
+					}
+				}
+			}
+		}
+	}
+	if rows == 0 {
+		t.Fatal("no study row compared")
 	}
 }

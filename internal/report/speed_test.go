@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,5 +110,87 @@ func TestHTMLSpeed(t *testing.T) {
 	}
 	if p := BuildPage([]Input{{Name: "run", Run: speedRun(nil, nil)}}); len(p.Warnings) != 0 {
 		t.Errorf("one speed: page warnings %q, want none", p.Warnings)
+	}
+}
+
+// exampleTable renders the table of a stored example run.
+func exampleTable(t *testing.T, name string) string {
+	t.Helper()
+	run, err := result.Read(filepath.Join("..", "..", "docs", "examples", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	Refresh(run)
+	var b bytes.Buffer
+	Table(&b, run)
+	return b.String()
+}
+
+// TestRepairedMark (issue 35 item 2): speed-after-2's vxlan tcp_stream
+// 0.68x [0.50, 0.92] rests on 3 of 5 rounds, none paired with its own
+// round; the table marks it with its count and the legend says so, and
+// no longer says every ratio is of the same round. On ca57813 only the
+// JSON's speed note said it.
+func TestRepairedMark(t *testing.T) {
+	out := exampleTable(t, "speed-after-2")
+	for _, want := range []string{
+		"(?0.68x‡3/5 [0.50, 0.92])", // ? after the family's correction (TestTableFamily)
+		"cell ÷ baseline of the same round, except where ‡ says otherwise",
+		"‡k/n: the ratio rests on k of the n rounds",
+		"vxlan cross-host tcp_stream Gbit/s 3 of 5 rounds, re-paired by speed",
+		"vxlan cross-host iperf3_tcp Gbit/s 4 of 5 rounds, the rounds one of the two cells failed in left out",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestSpeedLegendMatchesTable (issue 35 item 6): the † legend names only
+// ratios the table prints (flannel-vxlan-real-vs-replica's only unmatched
+// comparison is of p99, printed without a ratio: no † line), and a †
+// ratio is not told that more rounds would decide it (speed-after-1).
+func TestSpeedLegendMatchesTable(t *testing.T) {
+	if out := exampleTable(t, "flannel-vxlan-real-vs-replica"); strings.Contains(out, "†") {
+		t.Errorf("a † legend or mark with no † ratio in the table:\n%s", out)
+	}
+	out := exampleTable(t, "speed-after-1")
+	var daggers []string
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "vxlan ") && !strings.HasPrefix(line, "host-gw ") {
+			continue
+		}
+		if strings.Contains(line, "†") {
+			daggers = append(daggers, line)
+		}
+	}
+	if len(daggers) == 0 {
+		t.Fatalf("speed-after-1 has no † ratio to check:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "? more rounds would decide") && strings.Contains(line, "iperf3_tcp Gbit/s more than 1000") {
+			t.Errorf("a † ratio is told rounds would decide it: %s", line)
+		}
+		if strings.HasPrefix(line, "†: ") && !strings.Contains(line, "more rounds at mixed speeds would not decide it") {
+			t.Errorf("the † line does not say rounds are not its problem: %s", line)
+		}
+	}
+}
+
+// TestRepairedMarkHTML: the HTML's verdicts carry the same ‡ marks as the
+// table (issue 35 item 2: "the HTML too").
+func TestRepairedMarkHTML(t *testing.T) {
+	run, err := result.Read(filepath.Join("..", "..", "docs", "examples", "speed-after-2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := HTML(&b, []Input{NewInput("speed-after-2.json", run)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"?0.68x‡3/5 [0.50, 0.92]", "?0.55x‡4/5† [0.15, 2.02]"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the page lacks %q", want)
+		}
 	}
 }

@@ -97,6 +97,7 @@ func Table(w io.Writer, run *result.Run) {
 		}
 		byStep[r.Step] = append(byStep[r.Step], r)
 	}
+	run, fam, demoted := Corrected(run)
 	sums := indexSummaries(run.Summaries)
 	slow := stats.MinorityRounds(run)
 	searchSteps, meanRatios := 0, false
@@ -130,7 +131,7 @@ func Table(w io.Writer, run *result.Run) {
 		fmt.Fprintf(w, "skipped %s: %s\n", what, s.Reason)
 	}
 	if len(sums) > 0 {
-		legend(w, run, meanRatios)
+		legend(w, run, meanRatios, familyLine(fam, demoted))
 	} else {
 		fmt.Fprintln(w, "(x) is the ratio of the mean to the baseline's in the same placement, with no rounds to pair and no test:")
 		fmt.Fprintln(w, "every ratio is ? undecided; "+aboveOne(ratioFigures(run))+".")
@@ -177,8 +178,8 @@ func indexSummaries(ss []result.Summary) map[sumKey]result.Summary {
 // many rounds would decide them, from the run's own comparisons.
 // meanRatios: some cells had no summary and show a "(?x)" ratio of
 // means (issue 34: a run cut short printed "no (x) ratio" right below
-// one).
-func legend(w io.Writer, run *result.Run, meanRatios bool) {
+// one). family is the line on the family's correction ("" for none).
+func legend(w io.Writer, run *result.Run, meanRatios bool, family string) {
 	if meanRatios {
 		defer fmt.Fprintln(w, "(?x) after a figure without an interval: the ratio of the cell's mean to the baseline's, for a cell with no\nsummary (the run was cut short): no rounds paired, no test, ? undecided.")
 	}
@@ -213,13 +214,38 @@ func legend(w io.Writer, run *result.Run, meanRatios bool) {
 		return
 	}
 	e := 100 * c.MinEffect
+	sums := indexSummaries(run.Summaries)
+	var repaired []string
+	for _, s := range printedRatios(run) {
+		k, m, ok := kit.Repaired(*s.VsBaseline)
+		how := "re-paired by speed"
+		if !ok {
+			k, m, ok = dropped(s, sums)
+			how = "the rounds one of the two cells failed in left out"
+		}
+		if ok {
+			repaired = append(repaired, fmt.Sprintf("%s %s %d of %d rounds, %s", stats.CellName(s.Cell), summaryLabel(s), k, m, how))
+		}
+	}
 	fmt.Fprintf(w, "figures are medians over %d rounds. (x) is the paired ratio to baseline in the same placement: the geometric\n", n)
-	fmt.Fprintln(w, "mean of the per-round ratios (cell ÷ baseline of the same round), not the quotient of the two medians shown;")
+	if len(repaired) > 0 {
+		fmt.Fprintln(w, "mean of the per-round ratios (cell ÷ baseline of the same round, except where ‡ says otherwise), not the quotient")
+		fmt.Fprintln(w, "of the two medians shown;")
+	} else {
+		fmt.Fprintln(w, "mean of the per-round ratios (cell ÷ baseline of the same round), not the quotient of the two medians shown;")
+	}
 	fmt.Fprintf(w, "[lo, hi] is its %g%% interval (%s); %s.\n", 100*level, c.Test, aboveOne(ratioFigures(run)))
 	fmt.Fprintf(w, "verdicts (p<%g, minimum effect %g %%): no mark = differs (the interval clear of [%.2f, %.2f]); = equivalent\n", c.Alpha, e, 1-c.MinEffect, 1+c.MinEffect)
 	fmt.Fprintf(w, "(the whole interval inside [%.2f, %.2f]); ? undecided: neither a difference nor an equivalence is shown.\n", 1-c.MinEffect, 1+c.MinEffect)
+	if family != "" {
+		fmt.Fprintln(w, family)
+	}
 	if d := toDecide(run); d != "" {
 		fmt.Fprintln(w, "? more rounds would decide (--repeat N); at the spread seen, about: "+d)
+	}
+	if len(repaired) > 0 {
+		fmt.Fprintf(w, "%sk/n: the ratio rests on k of the n rounds, not on each round paired with its own: re-paired by speed (a round whose two cells ran at different machine speeds paired with another round of the reference's at the same speed, or left out; the JSON's speed note says which), or rounds a cell failed in left out: %s\n",
+			MarkRepaired, strings.Join(repaired, "; "))
 	}
 	noise(w, run)
 }
@@ -267,6 +293,12 @@ func toDecide(run *result.Run) string {
 		if !ok || !f.Ratio || searchStep(s.Cell.Step) {
 			continue
 		}
+		if c.Speed != nil && c.Speed.Method == result.SpeedUnmatched {
+			continue // its problem is the machine's speed, not rounds (the † line)
+		}
+		if stats.PEffect(*c) < c.Alpha {
+			continue // differs alone, not after the family's correction (the family line)
+		}
 		k := "more than 1000"
 		if c.RoundsNeeded > 0 {
 			k = strconv.Itoa(c.RoundsNeeded)
@@ -294,6 +326,9 @@ func noise(w io.Writer, run *result.Run) {
 	for _, s := range stats.NoiseSummaries(run.Summaries, FiguresOf) {
 		// the step too: a sweep's reference cells differ only by it
 		cell := s.Cell.Workload + " " + s.Cell.Placement
+		if s.Cell.Backend != "" { // the lab's and a backend's baselines differ only by it
+			cell = s.Cell.Backend + ": " + cell
+		}
 		if _, ref := stats.Reference(s.Cell); ref {
 			// no reference cell in the run: every cell's, named
 			whose, cell = "the cells'", s.Cell.Network+" "+cell
@@ -344,12 +379,67 @@ func speedLegend(w io.Writer, run *result.Run) {
 	if stats.Minority(run) != "" {
 		fmt.Fprintf(w, "%s: some rounds of this figure ran at the minority speed; a ratio pairs only samples of one speed where it can\n", MarkMinoritySpeed)
 	}
-	for _, s := range run.Summaries {
-		if c := s.VsBaseline; c != nil && c.Speed != nil && c.Speed.Method == result.SpeedUnmatched {
-			fmt.Fprintf(w, "%s: too few rounds ran both cells at one speed: the ratio mixes the machine's speeds (see the warning)\n", MarkSpeedsDiffer)
-			break
+	var mixed []string
+	for _, s := range printedRatios(run) {
+		if c := s.VsBaseline; c.Speed != nil && c.Speed.Method == result.SpeedUnmatched {
+			mixed = append(mixed, stats.CellName(s.Cell)+" "+summaryLabel(s))
 		}
 	}
+	if len(mixed) > 0 {
+		fmt.Fprintf(w, "%s: too few rounds ran both cells at one speed, so the ratio mixes the machine's speeds and stays ? undecided: more rounds at mixed speeds would not decide it, rounds at one speed would (a quiet machine, --pin): %s\n", MarkSpeedsDiffer, strings.Join(mixed, ", "))
+	}
+}
+
+// MarkRepaired follows a ratio that does not pair each round with its
+// own round, with how many rounds it rests on (‡3/5).
+const MarkRepaired = kit.MarkRepaired
+
+// tableRatio is a summary's ratio to its reference as the table prints it:
+// the kit's Ratio, and MarkRepaired with its count where the ratio rests
+// on fewer rounds than the two cells ran (re-paired by speed, or rounds
+// one of them failed in left out).
+func tableRatio(s result.Summary, sums map[sumKey]result.Summary) string {
+	c := *s.VsBaseline
+	out := ratio(c)
+	if k, n, ok := dropped(s, sums); ok {
+		i := strings.Index(out, "x")
+		out = out[:i+1] + fmt.Sprintf("%s%d/%d", MarkRepaired, k, n) + out[i+1:]
+	}
+	return out
+}
+
+// dropped says whether a paired ratio, paired by round, rests on fewer
+// rounds (k) than its cell or its reference has (n): rounds one of them
+// failed in. A ratio re-paired by speed carries its own count (the kit's
+// Repaired).
+func dropped(s result.Summary, sums map[sumKey]result.Summary) (k, n int, ok bool) {
+	c := s.VsBaseline
+	if c == nil || c.Estimator != stats.EstPaired || c.CILevel <= 0 {
+		return 0, 0, false
+	}
+	if _, _, speed := kit.Repaired(*c); speed {
+		return 0, 0, false
+	}
+	n = s.N
+	if r, found := sums[sumKey{c.Against, s.Figure}]; found {
+		n = max(n, r.N)
+	}
+	return c.N, n, c.N < n
+}
+
+// printedRatios are the summaries whose ratio the table prints: a figure
+// with a ratio, a reference to compare with, not a max-rate search's step.
+func printedRatios(run *result.Run) []result.Summary {
+	var out []result.Summary
+	for _, s := range run.Summaries {
+		if s.VsBaseline == nil || searchStep(s.Cell.Step) {
+			continue
+		}
+		if f, ok := kit.FigureOf(s.Cell.Workload, s.Figure); ok && f.Ratio {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // verdictMark is the mark a printed comparison carries (the kit's).
@@ -428,7 +518,7 @@ func table(w io.Writer, results []result.Result, sums map[sumKey]result.Summary,
 					cell += MarkMinoritySpeed
 				}
 				if c.fig.Ratio && s.VsBaseline != nil {
-					cell += " (" + ratio(*s.VsBaseline) + ")"
+					cell += " (" + tableRatio(s, sums) + ")"
 				}
 				row = append(row, cell)
 				continue

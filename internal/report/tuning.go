@@ -7,6 +7,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/result"
 	kit "github.com/cnperf/cnperf/internal/section"
+	"github.com/cnperf/cnperf/internal/stats"
 )
 
 // tuningOf splits a step into the step without its "tuning=NAME" and NAME.
@@ -73,7 +74,7 @@ func Tuning(w io.Writer, run *result.Run) {
 		}
 		none := "-"
 		if len(ps) > 0 {
-			none = format(a.fig, median(ps))
+			none = format(a.fig, stats.Median(ps))
 		}
 		ch := "-"
 		if a.vs != nil {
@@ -84,7 +85,7 @@ func Tuning(w io.Writer, run *result.Run) {
 			step = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s %s\t%s\t%s\n", k.cell.Network, k.cell.Placement, k.cell.Workload, step, k.profile,
-			none, a.fig.Label, format(a.fig, median(a.tuned)), ch)
+			none, a.fig.Label, format(a.fig, stats.Median(a.tuned)), ch)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "change: tuned against none (the geometric mean of the per-round ratios, minus 1; the median in files written before it); no mark: differs, =: equivalent (within 5 %), ?: undecided; what each profile did is in the JSON's environment.tunings")

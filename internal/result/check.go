@@ -6,10 +6,13 @@ import (
 	"sort"
 )
 
-// MaxFileBytes bounds the results file Read accepts: decoding takes
-// several times a file's size in memory, and no run of cnperf's writes a
-// file near it (a 1,000-round run of the default suite is about 60 MB).
-var MaxFileBytes int64 = 512 << 20
+// MaxFileBytes bounds the results file Read accepts: decoding and
+// summarizing take about 3.2 times a file's size in memory (a 234 MB file
+// of 100,000 results: 747 MB for `cnperf report`, 762 MB for `cnperf
+// recommend`; docs/validation.md), so 256 MB keeps a reader under about
+// 850 MB, and no run of cnperf's writes a file near it (a 1,000-round
+// run of the default suite is about 60 MB).
+var MaxFileBytes int64 = 256 << 20
 
 // Check refuses a run whose records cannot be true of any measurement: a
 // rate that is not positive, a time or count below zero, a loss outside
@@ -122,6 +125,11 @@ func (m Metrics) check() error {
 			if v < 0 {
 				return fmt.Errorf("%s.%s is %v; a time cannot be negative", mp.name, k, v)
 			}
+			if v == 0 && mp.name == "latency_us" && isPercentile(k) {
+				// no round trip takes no time: a zero percentile is a
+				// lost measurement, and a ranking would call it the best
+				return fmt.Errorf("%s.%s is 0; a measured latency percentile is positive (a cell that measured nothing is recorded as failed)", mp.name, k)
+			}
 		}
 	}
 	for _, k := range sortedKeys(m.Extra) {
@@ -130,6 +138,19 @@ func (m Metrics) check() error {
 		}
 	}
 	return nil
+}
+
+// isPercentile says a latency key names a percentile ("p50", "p99.9").
+func isPercentile(k string) bool {
+	if len(k) < 2 || k[0] != 'p' {
+		return false
+	}
+	for _, c := range k[1:] {
+		if (c < '0' || c > '9') && c != '.' && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 func finite(name string, v float64) error {

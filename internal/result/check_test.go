@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -36,6 +37,8 @@ func TestCheck(t *testing.T) {
 		{"negative throughput", func(r *Run) { r.Results[0].Metrics.ThroughputBps = F(-5) }, "results[0] (bridge same-host tcp_rr round 1): throughput_bps is -5"},
 		{"negative latency", func(r *Run) { r.Results[0].Metrics.LatencyUs["p99"] = -1 }, "latency_us.p99 is -1"},
 		{"NaN", func(r *Run) { r.Results[1].Metrics.LatencyUs["p50"] = math.NaN() }, "latency_us.p50 is NaN"},
+		// issue 35 item 8: a zero p99 was accepted, and recommend rated it "1.00 of best"
+		{"zero percentile", func(r *Run) { r.Results[0].Metrics.LatencyUs["p99"] = 0 }, "latency_us.p99 is 0; a measured latency percentile is positive"},
 		{"Inf", func(r *Run) { r.Results[1].Metrics.TransactionsPerS = F(math.Inf(1)) }, "transactions_per_s is +Inf"},
 		{"loss above 1", func(r *Run) { r.Results[0].Metrics.LossRatio = F(1.5) }, "loss_ratio is 1.5"},
 		{"negative count", func(r *Run) { r.Results[0].Metrics.Transactions = I(-3) }, "transactions is -3"},
@@ -98,5 +101,32 @@ func TestReadRefuses(t *testing.T) {
 	}
 	if errors.Is(err, os.ErrNotExist) {
 		t.Error("the cap is not a missing file")
+	}
+}
+
+// TestReadSniffs (issue 34 item 5): a large file that is not JSON is
+// refused from its first bytes, with the file named, before it is read
+// whole.
+func TestReadSniffs(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.bin")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 64 MB of zeros: read whole, the refusal would cost that much memory
+	if err := f.Truncate(64 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = Read(p)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "big.bin: not a cnperf results file (it does not start with a JSON object") {
+		t.Fatalf("err %v", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("refusing a 64 MB non-JSON file allocated %d bytes", grew)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -354,6 +355,9 @@ func Read(path string) (*Run, error) {
 		return nil, fmt.Errorf("%s: %d MB, above the %d MB a results file may hold (decoding takes several times its size in memory); is it a cnperf results file? split a long run into several (fewer --repeat rounds each)",
 			path, st.Size()>>20, MaxFileBytes>>20)
 	}
+	if err := sniff(path); err != nil {
+		return nil, err
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
@@ -365,6 +369,34 @@ func Read(path string) (*Run, error) {
 		return nil, err
 	}
 	return Parse(path, b)
+}
+
+// sniff refuses, from its first bytes, a file that cannot be a results
+// file (JSON text starting with an object), before the whole of it is
+// read: a large file of something else would otherwise cost its size in
+// memory to be refused (issue 34: 238 MB for a 200 MB file rejected at
+// byte 1). Errors opening it are left to the read that follows.
+func sniff(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	buf := make([]byte, 512)
+	n, _ := io.ReadFull(f, buf)
+	for _, c := range buf[:n] {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{':
+			return nil
+		}
+		return fmt.Errorf("%s: not a cnperf results file (it does not start with a JSON object, but with %q); name a file written by `cnperf run`", path, oneLine(string(buf[:min(n, 16)])))
+	}
+	return nil // empty or blank: the decoder says so
 }
 
 // Parse decodes a run file's bytes (path names it in errors) and checks

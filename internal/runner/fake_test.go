@@ -11,6 +11,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/backendtest"
 	"github.com/cnperf/cnperf/internal/cleanup"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -26,7 +27,7 @@ func init() { backend.Register(backendtest.Info) }
 func TestFakeBackendRuns(t *testing.T) {
 	p := plan.Plan{
 		BackendName: backendtest.Name,
-		Cases:       []plan.Case{{Network: "host", Placement: backend.SameHost}, {Network: "host", Placement: backend.CrossHost}},
+		Cases:       []plan.Case{{Network: "host", Placement: ground.SameHost}, {Network: "host", Placement: ground.CrossHost}},
 		Workloads:   []string{"tcp_rr"},
 		Params:      workload.Params{Duration: 200 * time.Millisecond},
 		Repeat:      2,
@@ -68,8 +69,8 @@ func TestFakeBackendRefusedWhereItCannot(t *testing.T) {
 		plan   plan.Plan
 		errHas string
 	}{
-		{"network", plan.Plan{Cases: []plan.Case{{Network: "vxlan", Placement: backend.CrossHost}}, Workloads: []string{"tcp_rr"}}, `the fake backend has no network "vxlan"`},
-		{"tuning", plan.Plan{Cases: []plan.Case{{Network: "host", Placement: backend.CrossHost}}, Workloads: []string{"tcp_rr"}, Options: map[string]string{"tuning": "none,study"}}, "the fake backend's are not cnperf's to tune"},
+		{"network", plan.Plan{Cases: []plan.Case{{Network: "vxlan", Placement: ground.CrossHost}}, Workloads: []string{"tcp_rr"}}, `the fake backend has no network "vxlan"`},
+		{"tuning", plan.Plan{Cases: []plan.Case{{Network: "host", Placement: ground.CrossHost}}, Workloads: []string{"tcp_rr"}, Options: map[string]string{"tuning": "none,study"}}, "the fake backend's are not cnperf's to tune"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.plan.BackendName = backendtest.Name

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/labtest/labrun"
-	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -20,7 +20,7 @@ import (
 // and service count, and nothing may be left behind.
 func TestServicesRoot(t *testing.T) {
 	labtest.NeedRoot(t)
-	plan := labrun.Plan(t, []plan.Case{{Network: "host-gw", Placement: netmode.CrossHost}}, "tcp_crr", "tcp_rr")
+	plan := labrun.Plan(t, []plan.Case{{Network: "host-gw", Placement: ground.CrossHost}}, "tcp_crr", "tcp_rr")
 	plan.Params.Duration = 300 * time.Millisecond
 	plan.LBs = []string{"none", "iptables", "ebpf-socket"}
 	plan.Services = []int{1, 20}
@@ -62,7 +62,7 @@ func TestServicesRoot(t *testing.T) {
 // same services.
 func TestServicesUDPRoot(t *testing.T) {
 	labtest.NeedRoot(t)
-	plan := labrun.Plan(t, []plan.Case{{Network: "host-gw", Placement: netmode.CrossHost}}, "udp_rr", "tcp_rr")
+	plan := labrun.Plan(t, []plan.Case{{Network: "host-gw", Placement: ground.CrossHost}}, "udp_rr", "tcp_rr")
 	plan.Params.Duration = 300 * time.Millisecond
 	plan.LBs = []string{"iptables", "nftables", "ebpf-socket", "ebpf-tc"}
 	run := &result.Run{Environment: result.CaptureHost()}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/result"
 )
 
@@ -41,9 +42,9 @@ func (b *fakeBackend) Check(n string) error {
 	}
 	return nil
 }
-func (b *fakeBackend) Allows(string, backend.Placement) (bool, string) { return true, "" }
-func (b *fakeBackend) Placements(string) ([]backend.Placement, error) {
-	return backend.AllPlacements, nil
+func (b *fakeBackend) Allows(string, ground.Placement) (bool, string) { return true, "" }
+func (b *fakeBackend) Placements(string) ([]ground.Placement, error) {
+	return ground.AllPlacements, nil
 }
 func (b *fakeBackend) Deploy(ctx context.Context, t backend.Topology) (backend.Deployment, error) {
 	switch t.Network {

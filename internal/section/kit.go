@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -195,17 +194,6 @@ func Count(v float64) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
-// Median is the median of xs (xs is not reordered).
-func Median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // MedianCI is xs's median and its 95 % interval (none under 2 values).
 func MedianCI(xs []float64) (m, lo, hi float64, ok bool) {
 	m = stats.Median(xs)
@@ -221,7 +209,24 @@ const (
 	// MarkSpeedsDiffer follows a ratio whose rounds ran the two cells at
 	// different speeds, with too few same-speed pairs to use instead.
 	MarkSpeedsDiffer = "†"
+	// MarkRepaired follows a ratio that does not rest on every round
+	// paired with its own round: re-paired by speed (some rounds paired
+	// with the reference's round of the same speed, some left out), or
+	// rounds one of the cells failed in left out; the count after it
+	// says how many rounds it rests on (‡3/5).
+	MarkRepaired = "‡"
 )
+
+// Repaired says whether c was paired by the machine's speed other than
+// round by round (stats.pairBySpeed's SpeedMatched: some rounds paired
+// across rounds or left out), and on how many of the rounds both cells
+// ran.
+func Repaired(c result.Comparison) (pairs, rounds int, ok bool) {
+	if c.Speed == nil || c.Speed.Method != result.SpeedMatched {
+		return 0, 0, false
+	}
+	return c.Speed.Pairs, c.Speed.Rounds, true
+}
 
 // Ratio prints a comparison with its verdict's mark and its interval:
 // 0.82x [0.78, 0.86] differs, =1.01x [0.98, 1.03] equivalent, ?0.84x
@@ -230,6 +235,9 @@ func Ratio(c result.Comparison) string {
 	s := VerdictMark(c) + fmt.Sprintf("%.2fx", c.Ratio)
 	if c.Speed != nil && c.Speed.Method == result.SpeedUnmatched {
 		s += MarkSpeedsDiffer
+	}
+	if k, n, ok := Repaired(c); ok {
+		s += fmt.Sprintf("%s%d/%d", MarkRepaired, k, n)
 	}
 	if c.CILow != 0 || c.CIHigh != 0 {
 		s += fmt.Sprintf(" [%.2f, %.2f]", c.CILow, c.CIHigh)
@@ -304,6 +312,8 @@ func VerdictRow(run, workload, cell, figure string, c result.Comparison) []strin
 	decide := "-"
 	switch {
 	case stats.VerdictOf(c) != stats.Undecided:
+	case c.Speed != nil && c.Speed.Method == result.SpeedUnmatched:
+		decide = "rounds at one machine speed, not more rounds (†)"
 	case c.CILevel == 0:
 		decide = "3 or more (--repeat)"
 	case c.RoundsNeeded > 0:
@@ -424,5 +434,5 @@ func MedianOK(xs []float64) (m float64, ok bool) {
 	if len(xs) == 0 {
 		return 0, false
 	}
-	return Median(xs), true
+	return stats.Median(xs), true
 }

@@ -122,7 +122,7 @@ func (s *Sweep[K]) Medians(k K, f result.Figure) string {
 	r := s.rows.Of(k)
 	for _, c := range s.Cols() {
 		if r != nil && len(r.vals[c]) > 0 {
-			line += "\t" + Format(f, Median(r.vals[c]))
+			line += "\t" + Format(f, stats.Median(r.vals[c]))
 		} else {
 			line += "\t-"
 		}

@@ -26,10 +26,6 @@ import (
 	"github.com/cnperf/cnperf/internal/runner"
 )
 
-// ErrTimeLimit ends a run that reached the limit execute was given: what
-// was measured is written, the lab torn down.
-var ErrTimeLimit = errors.New("time limit reached")
-
 // Options are how a session runs its plan: the files it writes, the CPU
 // latency bound it holds, what it prints and where, how long it may take.
 type Options struct {
@@ -37,7 +33,7 @@ type Options struct {
 	Outputs    report.Outputs // --html, --csv, --openmetrics, --ndjson (checked before)
 	CPULatency string         // --cpu-latency: µs, off or auto
 	Quiet      bool           // no progress lines
-	// Limit, above 0, stops the run after that long (ErrTimeLimit, the
+	// Limit, above 0, stops the run after that long (plan.ErrTimeLimit, the
 	// file written with what was measured).
 	Limit   time.Duration
 	Version string   // cnperf's, recorded in the run
@@ -74,22 +70,22 @@ func Preflight(p *plan.Plan) error {
 // machine, builds, measures, writes the run file after every cell, prints
 // the table and the --html and --csv outputs, and tears down, also when
 // ctx ends. It returns the run and its file.
-func Execute(ctx context.Context, plan plan.Plan, o Options) (*result.Run, string, error) {
+func Execute(ctx context.Context, p plan.Plan, o Options) (*result.Run, string, error) {
 	limit := o.Limit
 	if !o.Quiet {
-		plan.Log = o.Stderr
+		p.Log = o.Stderr
 		if f, ok := o.Stderr.(*os.File); ok {
-			plan.Log = progress.For(f) // progress lines and a status line with the ETA
+			p.Log = progress.For(f) // progress lines and a status line with the ETA
 		}
 	}
-	if err := Preflight(&plan); err != nil {
+	if err := Preflight(&p); err != nil {
 		return nil, "", err
 	}
-	if err := plan.CheckBuildable(); err != nil {
+	if err := p.CheckBuildable(); err != nil {
 		return nil, "", err
 	}
 	// before the results folder is made: a bad value leaves nothing
-	release, held, err := pmqos.HoldSpec(o.CPULatency, plan.Log)
+	release, held, err := pmqos.HoldSpec(o.CPULatency, p.Log)
 	if err != nil {
 		return nil, "", err
 	}
@@ -106,7 +102,7 @@ func Execute(ctx context.Context, plan plan.Plan, o Options) (*result.Run, strin
 		return nil, "", err
 	}
 	defer lock.Release()
-	plan.Out = path
+	p.Out = path
 
 	if limit > 0 {
 		var cancel context.CancelFunc
@@ -119,15 +115,15 @@ func Execute(ctx context.Context, plan plan.Plan, o Options) (*result.Run, strin
 	}
 	run.Environment.CPULatencyUs = held
 	run.Environment.Tools = toolVersions()
-	run.Environment.Replicas = plan.Replicas()
-	execErr := runner.Execute(ctx, plan, run)
+	run.Environment.Replicas = p.Replicas()
+	execErr := runner.Execute(ctx, p, run)
 	run.FinishedAt = time.Now().UTC()
 	if err := saveAndShow(o, run, path, execErr); err != nil {
 		return run, path, err
 	}
 	switch {
 	case limit > 0 && ctx.Err() == context.DeadlineExceeded:
-		return run, path, ErrTimeLimit
+		return run, path, plan.ErrTimeLimit
 	case errors.Is(execErr, context.Canceled) || errors.Is(execErr, context.DeadlineExceeded):
 		return run, path, fmt.Errorf("interrupted; the lab was torn down%s", partial(len(run.Results), path))
 	}

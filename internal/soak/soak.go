@@ -6,22 +6,9 @@ package soak
 
 import (
 	"fmt"
-	"sort"
-)
 
-// Median of xs (0 for none).
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+	"github.com/cnperf/cnperf/internal/stats"
+)
 
 // Bound is how much a series may grow: the last third's median may exceed
 // the first third's by at most Abs plus Rel times the first.
@@ -36,8 +23,8 @@ func Flat(name string, samples []float64, b Bound) error {
 		return fmt.Errorf("%s: %d samples, want at least 6 to compare thirds", name, len(samples))
 	}
 	third := len(samples) / 3
-	first := Median(samples[:third])
-	last := Median(samples[len(samples)-third:])
+	first := stats.Median(samples[:third])
+	last := stats.Median(samples[len(samples)-third:])
 	if limit := first + b.Abs + b.Rel*first; last > limit {
 		return fmt.Errorf("%s grew: median %.0f in the first third, %.0f in the last (limit %.0f)", name, first, last, limit)
 	}

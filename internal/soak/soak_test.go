@@ -14,6 +14,7 @@ import (
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/measure"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
+	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -108,7 +109,7 @@ func TestSoak(t *testing.T) {
 			s := series[pod+" "+what]
 			third := len(s) / 3
 			t.Logf("%s %s: first third median %.0f, last third median %.0f, max %.0f",
-				pod, what, Median(s[:third]), Median(s[len(s)-third:]), maxOf(s))
+				pod, what, stats.Median(s[:third]), stats.Median(s[len(s)-third:]), maxOf(s))
 			if err := Flat(pod+" "+what, s, bounds[what]); err != nil {
 				t.Error(err)
 			}

@@ -204,7 +204,7 @@ func loadStep(ctx context.Context, w workload.Workload, p workload.Params, addr 
 		}
 		return res, nil
 	}
-	report.LoadStep(out, res, rep.CPUSeconds)
+	LoadStep(out, res, rep.CPUSeconds)
 	return res, nil
 }
 
@@ -373,7 +373,7 @@ func (j *Job) Main(ctx context.Context, o Options) error {
 	}
 	j.Run(ctx, run, o.Out)
 	run.FinishedAt = time.Now().UTC()
-	report.MaxRates(o.Out, run.Results)
+	MaxRates(o.Out, run.Results)
 	if o.Hgrm != "" {
 		files, err := report.WriteHgrm(o.Hgrm, run, o.Force)
 		if err != nil {

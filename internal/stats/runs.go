@@ -23,9 +23,14 @@ type RunComparison struct {
 	Alpha     float64  `json:"alpha"`
 	MinEffect float64  `json:"min_effect"`
 	Changes   []Change `json:"changes"`
-	// OnlyOld and OnlyNew are the cells measured in one run only.
+	// OnlyOld and OnlyNew are the cells measured in one run only (not
+	// run at all in the other).
 	OnlyOld []result.CellKey `json:"only_old,omitempty"`
 	OnlyNew []result.CellKey `json:"only_new,omitempty"`
+	// FailedOld and FailedNew are the cells one run measured and the
+	// other ran but failed in every round: no figure to compare.
+	FailedOld []result.CellKey `json:"failed_old,omitempty"`
+	FailedNew []result.CellKey `json:"failed_new,omitempty"`
 	// Warnings: the environments differ, a run was noisy, busy or
 	// incomplete.
 	Warnings []string `json:"warnings,omitempty"`
@@ -66,9 +71,14 @@ func CompareRuns(oldRun, newRun *result.Run, figures func(workload string) []res
 	o = o.norm()
 	rc := &RunComparison{Schema: CompareSchema, Level: o.Level, Alpha: o.Alpha, MinEffect: o.MinEffect, Changes: []Change{}}
 	co, cn := group(oldRun.Results), group(newRun.Results)
+	ranOld, ranNew := ran(oldRun.Results), ran(newRun.Results)
 	for _, k := range cn.order {
 		if _, ok := co.results[k]; !ok {
-			rc.OnlyNew = append(rc.OnlyNew, k)
+			if ranOld[k] {
+				rc.FailedOld = append(rc.FailedOld, k)
+			} else {
+				rc.OnlyNew = append(rc.OnlyNew, k)
+			}
 			continue
 		}
 		for _, f := range figuresOf(figures, k.Workload) {
@@ -87,7 +97,11 @@ func CompareRuns(oldRun, newRun *result.Run, figures func(workload string) []res
 	}
 	for _, k := range co.order {
 		if _, ok := cn.results[k]; !ok {
-			rc.OnlyOld = append(rc.OnlyOld, k)
+			if ranNew[k] {
+				rc.FailedNew = append(rc.FailedNew, k)
+			} else {
+				rc.OnlyOld = append(rc.OnlyOld, k)
+			}
 		}
 	}
 	if d := EnvDiff(oldRun.Environment, newRun.Environment); d != "" {
@@ -107,6 +121,15 @@ func CompareRuns(oldRun, newRun *result.Run, figures func(workload string) []res
 		}
 	}
 	return rc
+}
+
+// ran is every cell of rs, failed or not.
+func ran(rs []result.Result) map[result.CellKey]bool {
+	out := make(map[result.CellKey]bool, len(rs))
+	for _, r := range rs {
+		out[r.Key()] = true
+	}
+	return out
 }
 
 func side(s result.Summary) Side {
@@ -172,7 +195,22 @@ func (rc *RunComparison) Gate(limit float64) []Judgement {
 	for _, k := range rc.OnlyOld {
 		out = append(out, Judgement{Cell: k, Verdict: GateUndecided, Why: "not tested: measured in the old run only"})
 	}
+	for _, k := range rc.FailedNew {
+		out = append(out, Judgement{Cell: k, Verdict: GateUndecided, Why: "not tested: failed in every round of the new run"})
+	}
 	return out
+}
+
+// Compared counts the judgements that compared a figure in both runs:
+// a gate with none judged nothing, and must not pass.
+func Compared(js []Judgement) int {
+	n := 0
+	for _, j := range js {
+		if j.Figure != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // gateRounds estimates how many rounds in each run would put the worse end

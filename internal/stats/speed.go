@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"container/heap"
 	"fmt"
 	"math"
 	"slices"
@@ -213,8 +214,14 @@ func Modes(speeds []float64) (m TwoModes, ok bool) {
 	slices.Sort(l)
 	n := len(l)
 	best, k := -1.0, 0
+	total := 0.0
+	for _, x := range l {
+		total += x
+	}
+	left := 0.0 // the sum of l[:i], kept as i grows: n, not n², sums
 	for i := 1; i < n; i++ {
-		m1, m2 := Mean(l[:i]), Mean(l[i:])
+		left += l[i-1]
+		m1, m2 := left/float64(i), (total-left)/float64(n-i)
 		if v := float64(i) * float64(n-i) * (m2 - m1) * (m2 - m1); v > best {
 			best, k = v, i
 		}
@@ -442,27 +449,11 @@ func pairBySpeed(a, b []sample, sl slope) (x, y []float64, p result.SpeedPairing
 		}
 	}
 	// the rest: nearest speeds first, across rounds
-	type cand struct {
-		d      float64
-		ra, rb int
-	}
-	var cands []cand
-	for _, sa := range a {
-		for _, sb := range b {
-			if d := sl.moves(sa.speed, sb.speed); !usedA[sa.round] && !usedB[sb.round] && d <= lim {
-				cands = append(cands, cand{d, sa.round, sb.round})
-			}
-		}
-	}
-	slices.SortStableFunc(cands, func(p, q cand) int { return cmpFloat(p.d, q.d) })
 	var across []string
-	for _, c := range cands {
-		if usedA[c.ra] || usedB[c.rb] {
-			continue
-		}
-		usedA[c.ra], usedB[c.rb] = true, true
-		pairs = append(pairs, pair{c.ra, c.rb})
-		across = append(across, fmt.Sprintf("its round %d with the reference's %d", c.ra, c.rb))
+	for _, c := range nearestFirst(a, b, usedA, usedB, sl, lim) {
+		usedA[c[0]], usedB[c[1]] = true, true
+		pairs = append(pairs, pair{c[0], c[1]})
+		across = append(across, fmt.Sprintf("its round %d with the reference's %d", c[0], c[1]))
 	}
 	if len(pairs) < MinSpeedPairs {
 		byRound()
@@ -494,15 +485,166 @@ func pairBySpeed(a, b []sample, sl slope) (x, y []float64, p result.SpeedPairing
 	return x, y, p, true
 }
 
+// manyUnpaired is the number of candidate pairs (unpaired samples of a
+// times those of b) above which nearestFirst pairs in sorted order
+// (n log n) rather than sorting every pair (n², in time and memory: a
+// cell of thousands of rounds, issue 34).
+const manyUnpaired = 1 << 14
+
+// nearestFirst pairs the samples of a and b not yet used, greedily,
+// nearest speeds (by the figure's slopes) first, within lim: rounds (a's,
+// b's). With few samples every pair is sorted (ties kept in the samples'
+// order); with many, the figure's move between two speeds is a distance
+// on one line (the slopes times the logs of the two parts), where the
+// nearest remaining pair is always two neighbours in sorted order: a
+// heap of neighbouring pairs gives the same greedy in n log n (ties
+// between equal distances may pair differently).
+func nearestFirst(a, b []sample, usedA, usedB map[int]bool, sl slope, lim float64) [][2]int {
+	var fa, fb []sample
+	for _, s := range a {
+		if !usedA[s.round] {
+			fa = append(fa, s)
+		}
+	}
+	for _, s := range b {
+		if !usedB[s.round] {
+			fb = append(fb, s)
+		}
+	}
+	var out [][2]int
+	if len(fa)*len(fb) <= manyUnpaired {
+		type cand struct {
+			d      float64
+			ra, rb int
+		}
+		var cands []cand
+		for _, sa := range fa {
+			for _, sb := range fb {
+				if d := sl.moves(sa.speed, sb.speed); d <= lim {
+					cands = append(cands, cand{d, sa.round, sb.round})
+				}
+			}
+		}
+		slices.SortStableFunc(cands, func(p, q cand) int { return cmpFloat(p.d, q.d) })
+		ua, ub := map[int]bool{}, map[int]bool{}
+		for _, c := range cands {
+			if !ua[c.ra] && !ub[c.rb] {
+				ua[c.ra], ub[c.rb] = true, true
+				out = append(out, [2]int{c.ra, c.rb})
+			}
+		}
+		return out
+	}
+	return nearestSorted(fa, fb, sl, lim)
+}
+
+// nearestSorted is nearestFirst's greedy for many samples: the samples
+// on one line (pos), sorted, a linked list of those left and a heap of
+// neighbouring pairs from different cells by distance.
+func nearestSorted(fa, fb []sample, sl slope, lim float64) [][2]int {
+	s, p := sl.eff()
+	type pt struct {
+		pos        float64
+		round      int
+		ofA        bool
+		prev, next int
+		gone       bool
+	}
+	var pts []pt
+	for _, side := range []struct {
+		ss  []sample
+		ofA bool
+	}{{fa, true}, {fb, false}} {
+		for _, x := range side.ss {
+			if p != 0 && x.speed.probe <= 0 {
+				continue // moves is infinite: never paired
+			}
+			pos := s * math.Log(x.speed.share)
+			if p != 0 {
+				pos += p * math.Log(x.speed.probe)
+			}
+			pts = append(pts, pt{pos: pos, round: x.round, ofA: side.ofA})
+		}
+	}
+	slices.SortStableFunc(pts, func(x, y pt) int { return cmpFloat(x.pos, y.pos) })
+	for i := range pts {
+		pts[i].prev, pts[i].next = i-1, i+1
+	}
+	h := &pairHeap{}
+	push := func(i, j int) {
+		if i >= 0 && j < len(pts) && pts[i].ofA != pts[j].ofA {
+			heap.Push(h, heapPair{pts[j].pos - pts[i].pos, i, j})
+		}
+	}
+	for i := 0; i+1 < len(pts); i++ {
+		push(i, i+1)
+	}
+	var out [][2]int
+	for h.Len() > 0 {
+		c := heap.Pop(h).(heapPair)
+		if pts[c.i].gone || pts[c.j].gone {
+			continue
+		}
+		if c.d > lim {
+			break
+		}
+		pts[c.i].gone, pts[c.j].gone = true, true
+		l, r := pts[c.i].prev, pts[c.j].next
+		if l >= 0 {
+			pts[l].next = r
+		}
+		if r < len(pts) {
+			pts[r].prev = l
+		}
+		push(l, r)
+		ra, rb := pts[c.i].round, pts[c.j].round
+		if !pts[c.i].ofA {
+			ra, rb = rb, ra
+		}
+		out = append(out, [2]int{ra, rb})
+	}
+	return out
+}
+
+// heapPair is two neighbouring samples (indexes i < j) at distance d.
+type heapPair struct {
+	d    float64
+	i, j int
+}
+
+type pairHeap []heapPair
+
+func (h pairHeap) Len() int { return len(h) }
+func (h pairHeap) Less(a, b int) bool {
+	if h[a].d != h[b].d {
+		return h[a].d < h[b].d
+	}
+	return h[a].i < h[b].i
+}
+func (h pairHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *pairHeap) Push(x any)   { *h = append(*h, x.(heapPair)) }
+func (h *pairHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
 // unmatched leaves a comparison whose samples could not be paired by
 // speed undecided, whatever its interval: its ratio mixes the machine's
 // speeds with the networks', and more rounds at mixed speeds would not
 // decide it.
 func unmatched(c *result.Comparison, sp *result.SpeedPairing) {
-	if sp.Method != result.SpeedUnmatched || c.Verdict == Undecided {
+	if sp.Method != result.SpeedUnmatched {
 		return
 	}
-	c.Verdict, c.Significant, c.RoundsNeeded = Undecided, false, 0
+	// more rounds at mixed speeds would not decide it: no round count,
+	// whatever the verdict was
+	c.RoundsNeeded = 0
+	if c.Verdict == Undecided {
+		return
+	}
+	c.Verdict, c.Significant = Undecided, false
 	sp.Note += "; the verdict is undecided whatever the interval"
 }
 
@@ -562,6 +704,9 @@ func applySpeeds(run *result.Run) {
 func speedWarning(sums []result.Summary, figures func(string) []result.Figure) string {
 	var names []string
 	for _, s := range sums {
+		if !hasRatio(s, figures) {
+			continue // a figure printed without a ratio (p50, p99): its comparison is in the JSON only
+		}
 		if c := s.VsBaseline; c != nil && c.Speed != nil && c.Speed.Method == result.SpeedUnmatched {
 			names = append(names, fmt.Sprintf("%s %s", CellName(s.Cell), figureLabel(s, figures)))
 		}
@@ -575,6 +720,17 @@ func speedWarning(sums []result.Summary, figures func(string) []result.Figure) s
 	}
 	return fmt.Sprintf("%s%s could not pair samples that ran at the same speed (within %.0f %%), so they mix the machine's speed with the networks': %s (each comparison's speed note in the JSON says which rounds and speeds); run more rounds (--repeat N) or stop other work on this machine",
 		WarnSpeed, what, 100*SpeedTolerance, strings.Join(names, ", "))
+}
+
+// hasRatio says a summary's figure is one a table prints its ratio to
+// the reference beside (result.Figure.Ratio).
+func hasRatio(s result.Summary, figures func(string) []result.Figure) bool {
+	for _, f := range figuresOf(figures, s.Cell.Workload) {
+		if f.Key == s.Figure {
+			return f.Ratio
+		}
+	}
+	return false
 }
 
 // Minority is the mode fewer of a run's cells ran at ("slow" or "fast"),

@@ -1,7 +1,9 @@
 package stats
 
 import (
+	"fmt"
 	"math"
+	"math/rand"
 	"slices"
 	"strings"
 	"testing"
@@ -387,5 +389,70 @@ func TestSpeedNote(t *testing.T) {
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("SpeedNote(%+v) = %q, want it to contain %q", tc.s, got, tc.want)
 		}
+	}
+}
+
+// TestUnmatchedNoRounds (issue 35 item 6): a comparison that could not
+// pair samples of one speed has no round count, undecided before or not:
+// more rounds at mixed speeds would not decide it.
+func TestUnmatchedNoRounds(t *testing.T) {
+	for _, v := range []string{Undecided, Differs} {
+		c := result.Comparison{Verdict: v, RoundsNeeded: 7}
+		sp := result.SpeedPairing{Method: result.SpeedUnmatched}
+		unmatched(&c, &sp)
+		if c.RoundsNeeded != 0 || c.Verdict != Undecided {
+			t.Errorf("verdict %s: after unmatched %s with %d rounds needed, want undecided with none", v, c.Verdict, c.RoundsNeeded)
+		}
+	}
+}
+
+// TestNearestSortedSameGreedy: the n log n pairing by sorted speeds
+// (used for many unpaired samples) makes the same pairs as sorting every
+// pair, on speeds without ties, whichever parts of the speed the figure
+// follows.
+func TestNearestSortedSameGreedy(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for trial := range 200 {
+		sl := slope{share: 1, probe: 0.8, df: 10}
+		if trial%3 == 1 {
+			sl.probe = 0
+		}
+		if trial%3 == 2 {
+			sl.share = 0
+		}
+		n, m := 1+rng.Intn(40), 1+rng.Intn(40)
+		mk := func(k, first int) []sample {
+			var ss []sample
+			for i := range k {
+				ss = append(ss, sample{round: first + i, v: 1, speed: speedAt{share: 0.3 + 0.7*rng.Float64(), probe: 0.4 + 0.6*rng.Float64()}})
+			}
+			return ss
+		}
+		a, b := mk(n, 1), mk(m, 1)
+		lim := math.Log1p(SpeedTolerance)
+		got := nearestSorted(a, b, sl, lim)
+		want := nearestFirst(a, b, map[int]bool{}, map[int]bool{}, sl, lim) // n*m <= 1600: every pair sorted
+		key := func(ps [][2]int) string {
+			slices.SortFunc(ps, func(x, y [2]int) int { return x[0] - y[0] })
+			return fmt.Sprint(ps)
+		}
+		if key(got) != key(want) {
+			t.Fatalf("trial %d (%d and %d samples, slopes %v): sorted %v, every pair %v", trial, n, m, sl, key(got), key(want))
+		}
+	}
+}
+
+// BenchmarkNearestFirst: 2,000 unpaired rounds on each side, the case
+// that sorting every pair made quadratic (4 million pairs).
+func BenchmarkNearestFirst(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	var x, y []sample
+	for i := range 2000 {
+		x = append(x, sample{round: i + 1, v: 1, speed: speedAt{share: 0.5 + 0.5*rng.Float64(), probe: 1}})
+		y = append(y, sample{round: i + 1, v: 1, speed: speedAt{share: 0.5 + 0.5*rng.Float64(), probe: 1}})
+	}
+	sl := slope{share: 1, df: 10}
+	for b.Loop() {
+		nearestFirst(x, y, map[int]bool{}, map[int]bool{}, sl, math.Log1p(SpeedTolerance))
 	}
 }

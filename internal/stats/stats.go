@@ -129,8 +129,16 @@ func Interval(xs []float64, level float64) (lo, hi float64, method string) {
 func orderInterval(xs []float64, level float64) (lo, hi float64, ok bool) {
 	n := len(xs)
 	k := 0 // 1-based: [x(k), x(n+1-k)] covers the median with 1-2*P(B<=k-1)
+	// P(B<=c-1) summed term by term as c grows, in binomHalfCDF's order
+	// (the same sums): calling it for each c was quadratic in n
+	ln, _ := math.Lgamma(float64(n + 1))
+	cdf := 0.0
 	for c := 1; c <= n/2; c++ {
-		if 1-2*binomHalfCDF(c-1, n) >= level {
+		i := c - 1
+		li, _ := math.Lgamma(float64(i + 1))
+		lni, _ := math.Lgamma(float64(n - i + 1))
+		cdf += math.Exp(ln - li - lni - float64(n)*math.Ln2)
+		if 1-2*cdf >= level {
 			k = c
 		} else {
 			break

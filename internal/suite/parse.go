@@ -12,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cnperf/cnperf/internal/experiment"
-	"github.com/cnperf/cnperf/internal/netmode"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/registry"
 )
 
@@ -245,7 +245,7 @@ func (p parser) cases(k, v *yaml.Node) ([]experiment.Case, error) {
 			case "network":
 				cs.Network = val.Value
 			case "placement":
-				pl, err := netmode.ParsePlacement(val.Value)
+				pl, err := ground.ParsePlacement(val.Value)
 				if err != nil {
 					return nil, p.errf(val, "%v (in %s's cases)", err, p.where)
 				}

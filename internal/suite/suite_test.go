@@ -8,6 +8,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/experiment"
 	_ "github.com/cnperf/cnperf/internal/experiment/all"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/suite"
@@ -92,7 +93,7 @@ suite:
 	}
 	q := s.Quick()
 	if q.Params.MessageSize != 0 || q.Options["message-size"] != "64,1024" || q.Options["rate"] != "100" || q.Options["neighbours"] != "busy:5" ||
-		len(q.Cases) != 1 || q.Cases[0].Placement != netmode.CrossHost || q.Rounds != 3 || q.Params.Duration != 5*time.Second || q.Short != nil {
+		len(q.Cases) != 1 || q.Cases[0].Placement != ground.CrossHost || q.Rounds != 3 || q.Params.Duration != 5*time.Second || q.Short != nil {
 		t.Errorf("quick %+v", q)
 	}
 	if s.Options["rate"] != "100,200" || len(s.Cases) != 2 {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/backend/labbackend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/labtest/labrun"
-	"github.com/cnperf/cnperf/internal/netmode"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
@@ -123,7 +123,7 @@ func TestStudyInsideTheLabOnly(t *testing.T) {
 // the profile in the environment and compares tuned with untuned.
 func TestTuningRun(t *testing.T) {
 	labtest.NeedRoot(t)
-	plan := labrun.Plan(t, []plan.Case{{Network: "baseline", Placement: netmode.CrossHost}, {Network: "host-gw", Placement: netmode.CrossHost}}, "tcp_rr")
+	plan := labrun.Plan(t, []plan.Case{{Network: "baseline", Placement: ground.CrossHost}, {Network: "host-gw", Placement: ground.CrossHost}}, "tcp_rr")
 	plan.Options = map[string]string{"tuning": "none,study"}
 	plan.Repeat = 2
 	plan.Log = testLog{t}

@@ -21,6 +21,7 @@ import (
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/cleanup"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/tmpdir"
 )
@@ -75,7 +76,7 @@ func (b *Backend) Check(network string) error {
 }
 
 // Allows implements backend.Backend.
-func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
+func (b *Backend) Allows(network string, p ground.Placement) (bool, string) {
 	ps, err := b.Placements(network)
 	if err != nil {
 		return false, err.Error()
@@ -87,11 +88,11 @@ func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
 }
 
 // Placements implements backend.Backend.
-func (*Backend) Placements(network string) ([]backend.Placement, error) {
+func (*Backend) Placements(network string) ([]ground.Placement, error) {
 	if !slices.Contains(Networks, network) {
 		return nil, fmt.Errorf("the fake backend has no network %q", network)
 	}
-	return []backend.Placement{backend.SameHost, backend.CrossHost}, nil
+	return []ground.Placement{ground.SameHost, ground.CrossHost}, nil
 }
 
 // Deploy implements backend.Backend: an agent per pod, served in this

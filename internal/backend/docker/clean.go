@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cnperf/cnperf/internal/dockerengine"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/cnperf/cnperf/internal/dockerengine"
 )
 
 // Leftover is one run's objects found on the engine.

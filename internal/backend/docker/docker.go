@@ -31,6 +31,7 @@ import (
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/dockerengine"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/hostprobe"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/result"
@@ -44,7 +45,7 @@ var StateRoot = "/run/cnperf-docker"
 
 // netKind is how a network of cnperf maps to Docker's.
 type netKind struct {
-	placements []backend.Placement
+	placements []ground.Placement
 	// mode is the container's network mode: "host", "none", or "" for the
 	// deployment's user bridge network.
 	mode    string
@@ -55,12 +56,12 @@ type netKind struct {
 // kinds are the networks this backend deploys; names are cnperf's, so
 // that a Docker result stands beside the lab replica of the same name.
 var kinds = map[string]netKind{
-	"bridge":    {placements: []backend.Placement{backend.SameHost}, summary: "a user bridge network (docker network create), a veth per container"},
-	"nat":       {placements: []backend.Placement{backend.SameHost}, publish: true, summary: "docker run -p: the server's port published on the bridge gateway, dialled there"},
-	"host":      {placements: []backend.Placement{backend.SameHost}, mode: "host", summary: "--network host: the machine's own namespace"},
-	"baseline":  {placements: []backend.Placement{backend.SameHost}, mode: "host", summary: "no container networking (--network host)"},
-	"container": {placements: []backend.Placement{backend.SamePod}, summary: "--network container:ID on a bridge container: one namespace, loopback"},
-	"none":      {placements: []backend.Placement{backend.SamePod}, mode: "none", summary: "--network none, the peer by --network container:ID: loopback only"},
+	"bridge":    {placements: []ground.Placement{ground.SameHost}, summary: "a user bridge network (docker network create), a veth per container"},
+	"nat":       {placements: []ground.Placement{ground.SameHost}, publish: true, summary: "docker run -p: the server's port published on the bridge gateway, dialled there"},
+	"host":      {placements: []ground.Placement{ground.SameHost}, mode: "host", summary: "--network host: the machine's own namespace"},
+	"baseline":  {placements: []ground.Placement{ground.SameHost}, mode: "host", summary: "no container networking (--network host)"},
+	"container": {placements: []ground.Placement{ground.SamePod}, summary: "--network container:ID on a bridge container: one namespace, loopback"},
+	"none":      {placements: []ground.Placement{ground.SamePod}, mode: "none", summary: "--network none, the peer by --network container:ID: loopback only"},
 }
 
 // Networks lists the networks the backend deploys.
@@ -146,7 +147,7 @@ func (b *Backend) Check(network string) error {
 }
 
 // Allows implements backend.Backend.
-func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
+func (b *Backend) Allows(network string, p ground.Placement) (bool, string) {
 	k, ok := kinds[network]
 	if !ok {
 		return false, noNetwork(network).Error()
@@ -156,14 +157,14 @@ func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
 			return true, ""
 		}
 	}
-	if p == backend.CrossHost {
-		return false, "one Docker engine is one host; use --placement " + backend.JoinPlacements(k.placements)
+	if p == ground.CrossHost {
+		return false, "one Docker engine is one host; use --placement " + ground.JoinPlacements(k.placements)
 	}
-	return false, fmt.Sprintf("on Docker, %s runs %s", network, backend.JoinPlacements(k.placements))
+	return false, fmt.Sprintf("on Docker, %s runs %s", network, ground.JoinPlacements(k.placements))
 }
 
 // Placements implements backend.Backend.
-func (b *Backend) Placements(network string) ([]backend.Placement, error) {
+func (b *Backend) Placements(network string) ([]ground.Placement, error) {
 	k, ok := kinds[network]
 	if !ok {
 		return nil, noNetwork(network)
@@ -215,8 +216,8 @@ func (b *Backend) ensureImage(ctx context.Context, e *dockerengine.Engine) (stri
 
 // Deployment is a topology deployed as containers on one engine.
 type Deployment struct {
+	backend.Base[*pod]
 	id, run string
-	network string
 	kind    netKind
 	e       *dockerengine.Engine
 	b       *Backend
@@ -225,7 +226,6 @@ type Deployment struct {
 	netName string // the user bridge network, if any
 	gateway netip.Addr
 	labels  map[string]string
-	pods    map[string]*pod
 	order   []string
 	Ready   time.Duration
 	// proxy: docker-proxy serves published ports (the engine's
@@ -270,10 +270,10 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 	run, id := b.nextID()
 	host, _ := os.Hostname()
 	d := &Deployment{
-		id: id, run: run, network: topo.Network, kind: k, e: e, b: b, image: image,
+		Base: backend.NewBase[*pod](Name, id, topo.Network),
+		id:   id, run: run, kind: k, e: e, b: b, image: image,
 		dir:    filepath.Join(StateRoot, id),
 		labels: map[string]string{dockerengine.LabelRun: run, dockerengine.LabelDeploy: id, dockerengine.LabelPID: strconv.Itoa(os.Getpid()), dockerengine.LabelHost: host},
-		pods:   map[string]*pod{},
 	}
 	defer func() {
 		if err != nil {
@@ -312,11 +312,11 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 		}
 	}
 	for _, ps := range topo.Pods {
-		if ps.With != "" && d.pods[ps.With] == nil {
+		if ps.With != "" && d.Pods[ps.With] == nil {
 			return nil, fmt.Errorf("pod %s shares with %s, which comes later or not at all", ps.Name, ps.With)
 		}
 		p := &pod{spec: ps, Pod: backend.Pod{Name: ps.Name, Host: 1}}
-		d.pods[ps.Name] = p
+		d.Pods[ps.Name] = p
 		d.order = append(d.order, ps.Name)
 		if err := d.start(ctx, p, ""); err != nil {
 			return nil, err
@@ -349,7 +349,7 @@ func (d *Deployment) start(ctx context.Context, p *pod, port string) error {
 	}
 	switch {
 	case p.spec.With != "":
-		cfg.HostConfig.NetworkMode = "container:" + d.pods[p.spec.With].container
+		cfg.HostConfig.NetworkMode = "container:" + d.Pods[p.spec.With].container
 	case d.kind.mode != "":
 		cfg.HostConfig.NetworkMode = d.kind.mode
 	default:
@@ -397,7 +397,7 @@ func (d *Deployment) start(ctx context.Context, p *pod, port string) error {
 		p.IP = netip.MustParseAddr("127.0.0.1")
 	}
 	if p.spec.With != "" {
-		p.IP = d.pods[p.spec.With].IP
+		p.IP = d.Pods[p.spec.With].IP
 	}
 	for _, n := range cj.NetworkSettings.Networks {
 		if a, err := netip.ParseAddr(n.IPAddress); err == nil {
@@ -430,23 +430,6 @@ func (d *Deployment) logSuffix(p *pod) string {
 	return ""
 }
 
-// ID implements backend.Deployment.
-func (d *Deployment) ID() string { return d.id }
-
-// Network implements backend.Deployment.
-func (d *Deployment) Network() string { return d.network }
-
-// Backend names the backend in every result (result.Backend).
-func (d *Deployment) Backend() string { return Name }
-
-// Pod implements backend.Deployment.
-func (d *Deployment) Pod(name string) *backend.Pod {
-	if p := d.pods[name]; p != nil {
-		return &p.Pod
-	}
-	return nil
-}
-
 // Dial implements backend.Deployment. Pods sharing a namespace (host
 // mode, container:ID) dial loopback; bridge pods the server's address;
 // nat recreates the server's container with port published (Docker
@@ -454,9 +437,9 @@ func (d *Deployment) Pod(name string) *backend.Pod {
 // gateway, and dials that: the path `docker run -p` gives a peer on the
 // same host, docker-proxy or hairpin NAT as the engine is configured.
 func (d *Deployment) Dial(ctx context.Context, from, to, proto string, port int) (netip.AddrPort, error) {
-	f, t := d.pods[from], d.pods[to]
-	if f == nil || t == nil {
-		return netip.AddrPort{}, fmt.Errorf("no pod %q or %q in docker deployment %s", from, to, d.id)
+	f, t, err := d.Pair(from, to)
+	if err != nil {
+		return netip.AddrPort{}, err
 	}
 	if d.kind.mode != "" || t.spec.With == from || f.spec.With == to || (f.spec.With != "" && f.spec.With == t.spec.With) {
 		return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)), nil
@@ -490,14 +473,11 @@ func (d *Deployment) Params() map[string]any {
 
 // AgentLog implements backend.Deployment: the end of the container's log.
 func (d *Deployment) AgentLog(name string) string {
-	p := d.pods[name]
-	if p == nil || p.container == "" {
+	p := d.Pods[name]
+	if p == nil {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s, _ := d.e.Logs(ctx, p.container, 3)
-	return strings.TrimSpace(s)
+	return d.e.LogTail(p.container)
 }
 
 // Teardown implements backend.Deployment: every container and network
@@ -557,9 +537,9 @@ func bridgeNf(reported *bool, local bool) string {
 
 // MachineCPU implements backend.CPUMeter where the engine shares this
 // machine's kernel.
-func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
+func (d *Deployment) MachineCPU(context.Context) (ground.CPUTimes, error) {
 	if !d.e.Local {
-		return backend.CPUTimes{}, errors.New("remote engine")
+		return ground.CPUTimes{}, errors.New("remote engine")
 	}
 	return hostprobe.MachineCPU()
 }
@@ -568,7 +548,7 @@ func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
 // interface counter read through /proc/PID/net/dev (loopback when the two
 // share a namespace).
 func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool) {
-	p, q := d.pods[name], d.pods[peer]
+	p, q := d.Pods[name], d.Pods[peer]
 	if !d.e.Local || p == nil || q == nil || p.PID == 0 {
 		return 0, false
 	}
@@ -578,7 +558,7 @@ func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool
 // SNMP implements backend.SNMPReader: /proc/PID/net/snmp is the pod's
 // namespace's.
 func (d *Deployment) SNMP(_ context.Context, name string) (map[string]int64, error) {
-	p := d.pods[name]
+	p := d.Pods[name]
 	if !d.e.Local || p == nil || p.PID == 0 {
 		return nil, errors.New("no local pid")
 	}
@@ -593,7 +573,7 @@ func (d *Deployment) DaemonCPUSeconds() (float64, bool) {
 		return 0, false
 	}
 	var ports []int
-	for _, p := range d.pods {
+	for _, p := range d.Pods {
 		for _, hp := range p.published {
 			ports = append(ports, hp)
 		}

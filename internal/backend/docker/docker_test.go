@@ -6,23 +6,24 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 )
 
 func TestPlacements(t *testing.T) {
 	b := New("unix:///nonexistent", "", "t", 0, nil)
 	for _, tc := range []struct {
 		network string
-		p       backend.Placement
+		p       ground.Placement
 		ok      bool
 	}{
-		{"bridge", backend.SameHost, true},
-		{"bridge", backend.CrossHost, false},
-		{"nat", backend.SameHost, true},
-		{"host", backend.SameHost, true},
-		{"container", backend.SamePod, true},
-		{"none", backend.SamePod, true},
-		{"none", backend.SameHost, false},
-		{"vxlan", backend.CrossHost, false},
+		{"bridge", ground.SameHost, true},
+		{"bridge", ground.CrossHost, false},
+		{"nat", ground.SameHost, true},
+		{"host", ground.SameHost, true},
+		{"container", ground.SamePod, true},
+		{"none", ground.SamePod, true},
+		{"none", ground.SameHost, false},
+		{"vxlan", ground.CrossHost, false},
 	} {
 		ok, why := b.Allows(tc.network, tc.p)
 		if ok != tc.ok || (!ok && why == "") {
@@ -50,7 +51,7 @@ func TestPlacements(t *testing.T) {
 			t.Errorf("macvlan on --backend docker: %v, want one line naming --backend docker-lab", err)
 		}
 	}
-	if ok, why := b.Allows("macvlan", backend.SameHost); ok || !strings.Contains(why, "docker-lab") {
+	if ok, why := b.Allows("macvlan", ground.SameHost); ok || !strings.Contains(why, "docker-lab") {
 		t.Errorf("Allows(macvlan) = %v %q", ok, why)
 	}
 }

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strconv"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/dockerengine"
-	"github.com/cnperf/cnperf/internal/lab/ping"
-	"github.com/cnperf/cnperf/internal/netmode"
 )
 
 // startupProbeLimit bounds the wait for a new container's first reply.
@@ -28,7 +25,7 @@ func (d *Deployment) StartPod(ctx context.Context, near, peer, name string) (bac
 	if !d.e.Local {
 		return s, errors.New("start-up is timed on a local engine only (the probe enters the container's namespace)")
 	}
-	if d.pods[near] == nil {
+	if d.Pods[near] == nil {
 		return s, fmt.Errorf("no pod %q", near)
 	}
 	run := func(pod, mode string) (id string, created, started time.Time, err error) {
@@ -45,21 +42,9 @@ func (d *Deployment) StartPod(ctx context.Context, near, peer, name string) (bac
 			cfg.Labels[k] = v
 		}
 		cfg.Labels["cnperf.pod"] = pod
-		id, err = d.e.CreateContainer(ctx, "cnperf-"+d.id+"-"+pod, cfg)
-		created = time.Now()
-		if err != nil {
-			return id, created, created, err
-		}
-		err = d.e.StartContainer(ctx, id)
-		return id, created, time.Now(), err
+		return d.e.TimedRun(ctx, "cnperf-"+d.id+"-"+pod, cfg)
 	}
-	rm := func(id string) {
-		if id != "" {
-			rctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-			_ = d.e.RemoveContainer(rctx, id)
-			cancel()
-		}
-	}
+	rm := func(id string) { d.e.RemoveWithin(id, waitTimeout) }
 
 	t := time.Now()
 	bare, _, started, err := run("n"+name, "none")
@@ -80,28 +65,17 @@ func (d *Deployment) StartPod(ctx context.Context, near, peer, name string) (bac
 		return s, fmt.Errorf("creating container: %w", err)
 	}
 	s.Phases = map[string]time.Duration{"docker_create": created.Sub(t0), "docker_start": started.Sub(created)}
-	end := started
-	if pp := d.pods[peer]; peer != "" && pp != nil {
-		cj, err := d.e.InspectContainer(ctx, id)
-		if err != nil {
+	var ns string
+	var dst netip.Addr
+	if pp := d.Pods[peer]; peer != "" && pp != nil {
+		if ns, err = d.e.NetNSPath(ctx, id); err != nil {
 			return s, err
 		}
-		dst := pp.IP
-		if d.kind.mode != "" || !dst.Is4() || dst.IsUnspecified() {
+		if dst = pp.IP; d.kind.mode != "" || !dst.Is4() || dst.IsUnspecified() {
 			dst = netip.MustParseAddr("127.0.0.1")
 		}
-		s.Path = dst.String()
-		first, err := ping.FirstReply(ctx, "/proc/"+strconv.Itoa(cj.State.Pid)+"/ns/net", dst, startupProbeLimit)
-		if err != nil {
-			return s, err
-		}
-		s.Phases[netmode.PhaseFirstPacket] = first.Sub(started)
-		end = first
-	} else {
-		s.NoPeer = true
 	}
-	s.Total = end.Sub(t0)
-	return s, nil
+	return s, s.FirstReply(ctx, ns, dst, t0, started, startupProbeLimit)
 }
 
 // SetupPhases implements backend.PodStarter: none on Docker.

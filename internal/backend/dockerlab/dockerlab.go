@@ -37,6 +37,7 @@ import (
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/dockerengine"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
@@ -58,24 +59,24 @@ const (
 
 // netKind is how a network of cnperf maps to Docker's on the engines.
 type netKind struct {
-	placements []backend.Placement // preferred first
+	placements []ground.Placement // preferred first
 	mode       string
 	publish    bool // nat: the server is reached through a port published on its host
 	summary    string
 }
 
 var kinds = map[string]netKind{
-	"baseline": {placements: []backend.Placement{backend.CrossHost, backend.SameHost}, mode: modeHost,
+	"baseline": {placements: []ground.Placement{ground.CrossHost, ground.SameHost}, mode: modeHost,
 		summary: "no container networking: --network host on each lab host's engine"},
-	"host": {placements: []backend.Placement{backend.CrossHost, backend.SameHost}, mode: modeHost,
+	"host": {placements: []ground.Placement{ground.CrossHost, ground.SameHost}, mode: modeHost,
 		summary: "--network host: the lab host's own namespace"},
-	"bridge": {placements: []backend.Placement{backend.SameHost}, mode: modeBridge,
+	"bridge": {placements: []ground.Placement{ground.SameHost}, mode: modeBridge,
 		summary: "docker0, the engine's default bridge network, a veth per container"},
-	"nat": {placements: []backend.Placement{backend.CrossHost, backend.SameHost}, mode: modeBridge, publish: true,
+	"nat": {placements: []ground.Placement{ground.CrossHost, ground.SameHost}, mode: modeBridge, publish: true,
 		summary: "docker run -p on docker0: the server's port published on its host's underlay address and dialled there"},
-	"docker-overlay": {placements: []backend.Placement{backend.CrossHost, backend.SameHost}, mode: modeOverlay,
+	"docker-overlay": {placements: []ground.Placement{ground.CrossHost, ground.SameHost}, mode: modeOverlay,
 		summary: "a swarm's attachable overlay network (libnetwork: VXLAN 4789, gossip), containers joined with docker run --network"},
-	"macvlan": {placements: []backend.Placement{backend.CrossHost, backend.SameHost}, mode: modeMacvlan,
+	"macvlan": {placements: []ground.Placement{ground.CrossHost, ground.SameHost}, mode: modeMacvlan,
 		summary: "a Docker macvlan network (bridge mode) on each engine, parent the lab host's underlay link: the pod network on-link, each engine's addresses from its host's /24; no container reaches its own host's underlay address"},
 }
 
@@ -267,7 +268,7 @@ func (b *Backend) CheckOptions(network string, set map[string]string) error {
 }
 
 // Allows implements backend.Backend.
-func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
+func (b *Backend) Allows(network string, p ground.Placement) (bool, string) {
 	k, ok := kinds[network]
 	if !ok {
 		return false, unknown(network).Error()
@@ -275,14 +276,14 @@ func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
 	if slices.Contains(k.placements, p) {
 		return true, ""
 	}
-	if p == backend.SamePod {
-		return false, "docker-lab runs no two containers in one pod; use --backend docker for same-pod, or --placement " + backend.JoinPlacements(k.placements)
+	if p == ground.SamePod {
+		return false, "docker-lab runs no two containers in one pod; use --backend docker for same-pod, or --placement " + ground.JoinPlacements(k.placements)
 	}
-	return false, fmt.Sprintf("on docker-lab, %s runs %s; use --placement %s", network, backend.JoinPlacements(k.placements), k.placements[0])
+	return false, fmt.Sprintf("on docker-lab, %s runs %s; use --placement %s", network, ground.JoinPlacements(k.placements), k.placements[0])
 }
 
 // Placements implements backend.Backend.
-func (b *Backend) Placements(network string) ([]backend.Placement, error) {
+func (b *Backend) Placements(network string) ([]ground.Placement, error) {
 	k, ok := kinds[network]
 	if !ok {
 		return nil, unknown(network)
@@ -350,8 +351,8 @@ func (b *Backend) lastRef(c *cluster) bool {
 
 // Deployment is a topology deployed as containers on the cluster's engines.
 type Deployment struct {
+	backend.Base[*pod]
 	id, run  string
-	network  string
 	kind     netKind
 	b        *Backend
 	c        *cluster
@@ -360,7 +361,6 @@ type Deployment struct {
 	netHost  int    // the engine the overlay network was created on
 	macHosts []int  // the engines whose macvlan network this one holds a reference to
 	labels   map[string]string
-	pods     map[string]*pod
 	order    []string
 	calls    []string
 	Ready    time.Duration
@@ -404,9 +404,9 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 		return nil, err
 	}
 	d := &Deployment{
-		id: id, run: run, network: topo.Network, kind: k, b: b, c: c,
-		dir:  filepath.Join(c.lab.Dir, id),
-		pods: map[string]*pod{},
+		Base: backend.NewBase[*pod](Name, c.lab.ID+"-"+id, topo.Network),
+		id:   id, run: run, kind: k, b: b, c: c,
+		dir: filepath.Join(c.lab.Dir, id),
 		labels: map[string]string{dockerengine.LabelRun: run, dockerengine.LabelDeploy: c.lab.ID + "-" + id,
 			dockerengine.LabelPID: strconv.Itoa(os.Getpid())},
 	}
@@ -464,7 +464,7 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 			return nil, err
 		}
 		p := &pod{spec: ps, en: en, Pod: backend.Pod{Name: ps.Name, Host: ps.Host}}
-		d.pods[ps.Name] = p
+		d.Pods[ps.Name] = p
 		d.order = append(d.order, ps.Name)
 		if err := d.start(ctx, p); err != nil {
 			return nil, err
@@ -607,23 +607,6 @@ func (d *Deployment) logSuffix(p *pod) string {
 	return ""
 }
 
-// ID implements backend.Deployment.
-func (d *Deployment) ID() string { return d.c.lab.ID + "-" + d.id }
-
-// Network implements backend.Deployment.
-func (d *Deployment) Network() string { return d.network }
-
-// Backend names the backend in every result (result.Backend).
-func (d *Deployment) Backend() string { return Name }
-
-// Pod implements backend.Deployment.
-func (d *Deployment) Pod(name string) *backend.Pod {
-	if p := d.pods[name]; p != nil {
-		return &p.Pod
-	}
-	return nil
-}
-
 // Dial implements backend.Deployment. host: the server's host address;
 // bridge and docker-overlay: the server container's address; nat: the
 // server's port published on its host's underlay address (Docker
@@ -632,9 +615,9 @@ func (d *Deployment) Pod(name string) *backend.Pod {
 // reached through the host's DNAT, or docker-proxy where the client is on
 // the same host and the userland proxy is on.
 func (d *Deployment) Dial(ctx context.Context, from, to, proto string, port int) (netip.AddrPort, error) {
-	f, t := d.pods[from], d.pods[to]
-	if f == nil || t == nil {
-		return netip.AddrPort{}, fmt.Errorf("no pod %q or %q in docker-lab deployment %s", from, to, d.ID())
+	_, t, err := d.Pair(from, to)
+	if err != nil {
+		return netip.AddrPort{}, err
 	}
 	if !d.kind.publish {
 		return netip.AddrPortFrom(t.IP, uint16(port)), nil
@@ -671,14 +654,11 @@ func (d *Deployment) Params() map[string]any {
 
 // AgentLog implements backend.Deployment: the end of the container's log.
 func (d *Deployment) AgentLog(name string) string {
-	p := d.pods[name]
-	if p == nil || p.container == "" {
+	p := d.Pods[name]
+	if p == nil {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s, _ := p.en.e.Logs(ctx, p.container, 3)
-	return strings.TrimSpace(s)
+	return p.en.e.LogTail(p.container)
 }
 
 // Teardown implements backend.Deployment: while other deployments use the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/hostprobe"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -171,18 +171,18 @@ func TestAllows(t *testing.T) {
 	b := fakeBackend("", fullKernel, nil)
 	for _, c := range []struct {
 		network string
-		p       backend.Placement
+		p       ground.Placement
 		ok      bool
 		why     string
 	}{
-		{"docker-overlay", backend.CrossHost, true, ""},
-		{"docker-overlay", backend.SameHost, true, ""},
-		{"nat", backend.CrossHost, true, ""},
-		{"host", backend.CrossHost, true, ""},
-		{"bridge", backend.SameHost, true, ""},
-		{"bridge", backend.CrossHost, false, "use --placement same-host"},
-		{"nat", backend.SamePod, false, "use --backend docker for same-pod"},
-		{"weave", backend.CrossHost, false, `no network "weave"`},
+		{"docker-overlay", ground.CrossHost, true, ""},
+		{"docker-overlay", ground.SameHost, true, ""},
+		{"nat", ground.CrossHost, true, ""},
+		{"host", ground.CrossHost, true, ""},
+		{"bridge", ground.SameHost, true, ""},
+		{"bridge", ground.CrossHost, false, "use --placement same-host"},
+		{"nat", ground.SamePod, false, "use --backend docker for same-pod"},
+		{"weave", ground.CrossHost, false, `no network "weave"`},
 	} {
 		ok, why := b.Allows(c.network, c.p)
 		if ok != c.ok || !strings.Contains(why, c.why) {

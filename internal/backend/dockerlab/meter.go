@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/hostprobe"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/result"
@@ -25,7 +25,7 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 		return
 	}
 	var en *engine
-	for _, p := range d.pods {
+	for _, p := range d.Pods {
 		en = p.en
 		break
 	}
@@ -47,7 +47,7 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 
 // MachineCPU implements backend.CPUMeter: the engines share this
 // machine's kernel.
-func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
+func (d *Deployment) MachineCPU(context.Context) (ground.CPUTimes, error) {
 	return hostprobe.ReadProcStat("/proc/stat")
 }
 
@@ -55,7 +55,7 @@ func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
 // interface (eth0: docker0's veth, the overlay's, or in host mode the lab
 // host's underlay), loopback when the two share a namespace.
 func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool) {
-	p, q := d.pods[name], d.pods[peer]
+	p, q := d.Pods[name], d.Pods[peer]
 	if p == nil || q == nil || p.PID == 0 {
 		return 0, false
 	}
@@ -68,7 +68,7 @@ func (d *Deployment) RxBytes(_ context.Context, name, peer string) (uint64, bool
 
 // SNMP implements backend.SNMPReader.
 func (d *Deployment) SNMP(_ context.Context, name string) (map[string]int64, error) {
-	p := d.pods[name]
+	p := d.Pods[name]
 	if p == nil || p.PID == 0 {
 		return nil, fmt.Errorf("no pod %q", name)
 	}

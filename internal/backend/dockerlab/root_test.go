@@ -23,6 +23,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend/dockerlab"
 	"github.com/cnperf/cnperf/internal/dockerengine"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/ping"
 	"github.com/cnperf/cnperf/internal/labtest"
@@ -248,14 +249,14 @@ func TestOverlayCrossesUnderlay(t *testing.T) {
 	host := snapshotHost(t, run)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	topo, prs := pairs.Topology("docker-overlay", []backend.Placement{backend.CrossHost}, -1, -1)
+	topo, prs := pairs.Topology("docker-overlay", []ground.Placement{ground.CrossHost}, -1, -1)
 	d, err := b.Deploy(ctx, topo)
 	if err != nil {
 		assertClean(t, run)
 		t.Fatal(err)
 	}
 	// a second deployment on the same engines, torn down first
-	topo2, _ := pairs.Topology("nat", []backend.Placement{backend.CrossHost}, -1, -1)
+	topo2, _ := pairs.Topology("nat", []ground.Placement{ground.CrossHost}, -1, -1)
 	d2, err := b.Deploy(ctx, topo2)
 	if err != nil {
 		_ = d.Teardown()
@@ -661,7 +662,7 @@ func TestMacvlan(t *testing.T) {
 		assertClean(t, run)
 		host.assertUntouched(t, run)
 	}()
-	deploy := func(network string, pls ...backend.Placement) (backend.Deployment, []pairs.Pair) {
+	deploy := func(network string, pls ...ground.Placement) (backend.Deployment, []pairs.Pair) {
 		topo, prs := pairs.Topology(network, pls, -1, -1)
 		d, err := b.Deploy(ctx, topo)
 		if err != nil {
@@ -670,9 +671,9 @@ func TestMacvlan(t *testing.T) {
 		live = append(live, d)
 		return d, prs
 	}
-	nat, _ := deploy("nat", backend.CrossHost) // keeps the engines up after the macvlan ones go
-	d, prs := deploy("macvlan", backend.CrossHost, backend.SameHost)
-	d2, _ := deploy("macvlan", backend.CrossHost, backend.SameHost) // the same networks, a second user
+	nat, _ := deploy("nat", ground.CrossHost) // keeps the engines up after the macvlan ones go
+	d, prs := deploy("macvlan", ground.CrossHost, ground.SameHost)
+	d2, _ := deploy("macvlan", ground.CrossHost, ground.SameHost) // the same networks, a second user
 	e1, e2 := labEngine(ctx, t, run, 1), labEngine(ctx, t, run, 2)
 	for i, e := range []*dockerengine.Engine{e1, e2} {
 		if n := macvlanNets(ctx, t, e); n != 1 {
@@ -703,7 +704,7 @@ func TestMacvlan(t *testing.T) {
 		st.Defaults(&params)
 		params.Duration, params.Port, params.MessageSize = time.Second, 5411+i, 1400
 		srvNS := ns1
-		if pr.Placement == backend.CrossHost {
+		if pr.Placement == ground.CrossHost {
 			srvNS = ns2
 		}
 		rx0 := rxBytes(t, srvNS)
@@ -719,9 +720,9 @@ func TestMacvlan(t *testing.T) {
 		switch {
 		case sent < 1<<20:
 			t.Errorf("macvlan %s carried %d bytes, want at least 1 MiB", pr.Placement, sent)
-		case pr.Placement == backend.CrossHost && rx < sent:
+		case pr.Placement == ground.CrossHost && rx < sent:
 			t.Errorf("cross-host: h2's underlay link received %d bytes of the %d sent: the stream did not cross the lab's underlay", rx, sent)
-		case pr.Placement == backend.SameHost && rx > sent/10:
+		case pr.Placement == ground.SameHost && rx > sent/10:
 			t.Errorf("same-host: h1's underlay link received %d bytes of the %d sent: the stream left the macvlan bridge", rx, sent)
 		}
 	}

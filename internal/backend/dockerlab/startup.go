@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strconv"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/lab/ping"
-	"github.com/cnperf/cnperf/internal/netmode"
 )
 
 // startupProbeLimit bounds the wait for a new container's first reply (an
@@ -27,28 +24,15 @@ const startupProbeLimit = time.Minute
 // containers are removed again.
 func (d *Deployment) StartPod(ctx context.Context, near, peer, name string) (backend.StartupSample, error) {
 	var s backend.StartupSample
-	np := d.pods[near]
+	np := d.Pods[near]
 	if np == nil {
 		return s, fmt.Errorf("no pod %q", near)
 	}
 	en := np.en
 	run := func(pname, mode string) (id string, created, started time.Time, err error) {
-		cfg := d.containerConfig(np, pname, mode)
-		id, err = en.e.CreateContainer(ctx, "cnperf-"+d.run+"-"+d.id+"-"+pname, cfg)
-		created = time.Now()
-		if err != nil {
-			return id, created, created, err
-		}
-		err = en.e.StartContainer(ctx, id)
-		return id, created, time.Now(), err
+		return en.e.TimedRun(ctx, "cnperf-"+d.run+"-"+d.id+"-"+pname, d.containerConfig(np, pname, mode))
 	}
-	rm := func(id string) {
-		if id != "" {
-			rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			_ = en.e.RemoveContainer(rctx, id)
-			cancel()
-		}
-	}
+	rm := func(id string) { en.e.RemoveWithin(id, time.Minute) }
 	t := time.Now()
 	bare, _, started, err := run("n"+name, "none")
 	defer rm(bare)
@@ -64,31 +48,20 @@ func (d *Deployment) StartPod(ctx context.Context, near, peer, name string) (bac
 		return s, fmt.Errorf("creating container: %w", err)
 	}
 	s.Phases = map[string]time.Duration{"docker_create": created.Sub(t0), "docker_start": started.Sub(created)}
-	end := started
-	if pp := d.pods[peer]; peer != "" && pp != nil {
-		cj, err := en.e.InspectContainer(ctx, id)
-		if err != nil {
+	var ns string
+	var dst netip.Addr
+	if pp := d.Pods[peer]; peer != "" && pp != nil {
+		if ns, err = en.e.NetNSPath(ctx, id); err != nil {
 			return s, err
 		}
-		dst := pp.IP
-		if d.kind.publish {
+		if dst = pp.IP; d.kind.publish {
 			dst = pp.en.host.IP
 		}
 		if !dst.Is4() {
 			dst = netip.MustParseAddr("127.0.0.1")
 		}
-		s.Path = dst.String()
-		first, err := ping.FirstReply(ctx, "/proc/"+strconv.Itoa(cj.State.Pid)+"/ns/net", dst, startupProbeLimit)
-		if err != nil {
-			return s, err
-		}
-		s.Phases[netmode.PhaseFirstPacket] = first.Sub(started)
-		end = first
-	} else {
-		s.NoPeer = true
 	}
-	s.Total = end.Sub(t0)
-	return s, nil
+	return s, s.FirstReply(ctx, ns, dst, t0, started, startupProbeLimit)
 }
 
 // SetupPhases implements backend.PodStarter: what the cluster went

@@ -28,16 +28,15 @@ const MaxPods = 99
 
 // Deployment is a topology deployed as pods in one namespace.
 type Deployment struct {
+	backend.Base[*pod]
 	b       *Backend
 	cl      *Clients
 	id, run string
 	ns      string
-	network string
 	kind    netKind
 	image   string
 	nodes   map[int]string // host index -> node name
 	where   map[string]nodeWhere
-	pods    map[string]*pod
 	order   []string
 	kpods   []*kpod
 	Ready   time.Duration
@@ -103,8 +102,9 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 	}
 	run, id, seq := b.nextID()
 	d := &Deployment{
-		b: b, cl: cl, id: id, run: run, ns: b.Opts.prefix() + "-" + id, network: topo.Network, kind: k,
-		image: b.Opts.Image, nodes: hosts, pods: map[string]*pod{}, where: map[string]nodeWhere{},
+		Base: backend.NewBase[*pod](Name, id, topo.Network),
+		b:    b, cl: cl, id: id, run: run, ns: b.Opts.prefix() + "-" + id, kind: k,
+		image: b.Opts.Image, nodes: hosts, where: map[string]nodeWhere{},
 	}
 	for _, n := range hosts {
 		if kn := nodeByName[n]; kn != nil {
@@ -130,7 +130,7 @@ func (b *Backend) Deploy(ctx context.Context, topo backend.Topology) (_ backend.
 		}
 		p.kp.agents = append(p.kp.agents, p)
 		byName[ps.Name] = p.kp
-		d.pods[ps.Name] = p
+		d.Pods[ps.Name] = p
 		d.order = append(d.order, ps.Name)
 	}
 
@@ -457,7 +457,7 @@ func phase(p *corev1.Pod) string {
 func (d *Deployment) connectAgents(ctx context.Context) error {
 	limit := d.b.waitLimit()
 	for _, name := range d.order {
-		p := d.pods[name]
+		p := d.Pods[name]
 		t, err := d.cl.Forward.Forward(ctx, d.ns, p.kp.name, p.port)
 		if err != nil {
 			return err
@@ -486,37 +486,21 @@ func (d *Deployment) connectAgents(ctx context.Context) error {
 		}
 		p.Agent = c // its pid, in the pod's PID namespace, means nothing here
 		c.Health = d.agentHealth(p, name, t)
+		c.Alive = "its pod " + p.kp.name + " is Running"
 	}
 	return nil
 }
-
-// ID implements backend.Deployment.
-func (d *Deployment) ID() string { return d.id }
 
 // Namespace is the deployment's namespace.
 func (d *Deployment) Namespace() string { return d.ns }
-
-// Network implements backend.Deployment.
-func (d *Deployment) Network() string { return d.network }
-
-// Backend names the backend in every result (result.Backend).
-func (d *Deployment) Backend() string { return Name }
-
-// Pod implements backend.Deployment.
-func (d *Deployment) Pod(name string) *backend.Pod {
-	if p := d.pods[name]; p != nil {
-		return &p.Pod
-	}
-	return nil
-}
 
 // Dial implements backend.Deployment: containers of one pod dial
 // loopback; anything else the peer pod's address (its node's for
 // hostNetwork pods).
 func (d *Deployment) Dial(_ context.Context, from, to, _ string, port int) (netip.AddrPort, error) {
-	f, t := d.pods[from], d.pods[to]
-	if f == nil || t == nil {
-		return netip.AddrPort{}, fmt.Errorf("no pod %q or %q in kubernetes deployment %s", from, to, d.id)
+	f, t, err := d.Pair(from, to)
+	if err != nil {
+		return netip.AddrPort{}, err
 	}
 	if f.kp == t.kp {
 		return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)), nil
@@ -528,7 +512,7 @@ func (d *Deployment) Dial(_ context.Context, from, to, _ string, port int) (neti
 func (d *Deployment) Params() map[string]any {
 	var pl []string
 	for _, name := range d.order {
-		pl = append(pl, name+"="+d.pods[name].kp.node)
+		pl = append(pl, name+"="+d.Pods[name].kp.node)
 	}
 	m := map[string]any{"kubernetes_network": d.kind.summary, "kubernetes_nodes": strings.Join(pl, " ")}
 	// zones and instance types where the nodes have the labels
@@ -539,7 +523,7 @@ func (d *Deployment) Params() map[string]any {
 		var vs []string
 		any := false
 		for _, name := range d.order {
-			v := f.get(d.where[d.pods[name].kp.node])
+			v := f.get(d.where[d.Pods[name].kp.node])
 			any = any || v != ""
 			vs = append(vs, name+"="+cmp.Or(v, "-"))
 		}
@@ -556,7 +540,7 @@ func (d *Deployment) Params() map[string]any {
 // AgentLog implements backend.Deployment: the end of the agent
 // container's log.
 func (d *Deployment) AgentLog(name string) string {
-	p := d.pods[name]
+	p := d.Pods[name]
 	if p == nil {
 		return ""
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/agent"
-	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
+	"github.com/cnperf/cnperf/internal/ground"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -51,14 +51,14 @@ func TestAgentHealth(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, f := newFake(t, nodes(2)...)
-			topo, _ := pairs.Topology("pod", []backend.Placement{backend.SameHost}, -1, -1)
+			topo, _ := pairs.Topology("pod", []ground.Placement{ground.SameHost}, -1, -1)
 			d, err := b.Deploy(context.Background(), topo)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = d.Teardown() })
 			dep := d.(*Deployment)
-			p := dep.pods["s1"]
+			p := dep.Pods["s1"]
 			tc.fault(f, dep.ns, p.kp.name)
 			err = p.Agent.Health(context.Background())
 			switch {

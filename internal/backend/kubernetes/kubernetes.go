@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 )
 
@@ -123,14 +124,14 @@ func (o Options) prefix() string {
 // netKind is how a network of cnperf maps onto a cluster.
 type netKind struct {
 	hostNetwork bool
-	placements  []backend.Placement
+	placements  []ground.Placement
 	summary     string
 }
 
 var kinds = map[string]netKind{
-	"pod":      {placements: []backend.Placement{backend.CrossHost, backend.SameHost, backend.SamePod}, summary: "the cluster's pod network (its CNI), pods pinned to nodes"},
-	"host":     {hostNetwork: true, placements: []backend.Placement{backend.CrossHost, backend.SameHost}, summary: "hostNetwork: true pods: the node's own network namespace"},
-	"baseline": {hostNetwork: true, placements: []backend.Placement{backend.CrossHost, backend.SameHost}, summary: "no pod networking (hostNetwork: true pods)"},
+	"pod":      {placements: []ground.Placement{ground.CrossHost, ground.SameHost, ground.SamePod}, summary: "the cluster's pod network (its CNI), pods pinned to nodes"},
+	"host":     {hostNetwork: true, placements: []ground.Placement{ground.CrossHost, ground.SameHost}, summary: "hostNetwork: true pods: the node's own network namespace"},
+	"baseline": {hostNetwork: true, placements: []ground.Placement{ground.CrossHost, ground.SameHost}, summary: "no pod networking (hostNetwork: true pods)"},
 }
 
 // Networks lists the networks the backend deploys.
@@ -234,7 +235,7 @@ func (b *Backend) Check(network string) error {
 // Allows implements backend.Backend. Whether the cluster has the nodes a
 // placement needs is known only once it is asked (Deploy says so, before
 // creating anything).
-func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
+func (b *Backend) Allows(network string, p ground.Placement) (bool, string) {
 	k, ok := kinds[network]
 	if !ok {
 		return false, unknownNetwork(network).Error()
@@ -244,11 +245,11 @@ func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
 			return true, ""
 		}
 	}
-	return false, fmt.Sprintf("on kubernetes, %s runs %s; use one of them with --placement", network, backend.JoinPlacements(k.placements))
+	return false, fmt.Sprintf("on kubernetes, %s runs %s; use one of them with --placement", network, ground.JoinPlacements(k.placements))
 }
 
 // Placements implements backend.Backend.
-func (b *Backend) Placements(network string) ([]backend.Placement, error) {
+func (b *Backend) Placements(network string) ([]ground.Placement, error) {
 	k, ok := kinds[network]
 	if !ok {
 		return nil, unknownNetwork(network)

@@ -33,6 +33,7 @@ import (
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/experiment/services"
 	"github.com/cnperf/cnperf/internal/golden"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/svc"
 	_ "github.com/cnperf/cnperf/internal/workload/all" // the workloads the experiments name
@@ -220,21 +221,21 @@ func (f *fakeCluster) namespaces() []string {
 func TestDeployGolden(t *testing.T) {
 	for _, tc := range []struct {
 		network   string
-		placement backend.Placement
+		placement ground.Placement
 		dial      string // c1 -> the server
 		nodes     string
 	}{
-		{"pod", backend.SameHost, "10.244.1.3:5201", "c1=n1 s1=n1"},
-		{"pod", backend.CrossHost, "10.244.2.2:5201", "c1=n1 s2=n2"},
-		{"pod", backend.SamePod, "127.0.0.1:5201", "c1=n1 c1-side=n1"},
-		{"baseline", backend.SameHost, "10.100.0.1:5201", "c1=n1 s1=n1"},
-		{"baseline", backend.CrossHost, "10.100.0.2:5201", "c1=n1 s2=n2"},
-		{"host", backend.CrossHost, "10.100.0.2:5201", "c1=n1 s2=n2"},
+		{"pod", ground.SameHost, "10.244.1.3:5201", "c1=n1 s1=n1"},
+		{"pod", ground.CrossHost, "10.244.2.2:5201", "c1=n1 s2=n2"},
+		{"pod", ground.SamePod, "127.0.0.1:5201", "c1=n1 c1-side=n1"},
+		{"baseline", ground.SameHost, "10.100.0.1:5201", "c1=n1 s1=n1"},
+		{"baseline", ground.CrossHost, "10.100.0.2:5201", "c1=n1 s2=n2"},
+		{"host", ground.CrossHost, "10.100.0.2:5201", "c1=n1 s2=n2"},
 	} {
 		name := tc.network + "-" + string(tc.placement)
 		t.Run(name, func(t *testing.T) {
 			b, f := newFake(t, nodes(3)...)
-			topo, prs := pairs.Topology(tc.network, []backend.Placement{tc.placement}, -1, -1)
+			topo, prs := pairs.Topology(tc.network, []ground.Placement{tc.placement}, -1, -1)
 			d, err := b.Deploy(context.Background(), topo)
 			if err != nil {
 				t.Fatal(err)
@@ -269,7 +270,7 @@ func TestDeployGolden(t *testing.T) {
 }
 
 // servicesTopology is what the services experiment asks the backend for.
-func servicesTopology(t *testing.T, b backend.Backend, pl backend.Placement) (backend.Topology, []string) {
+func servicesTopology(t *testing.T, b backend.Backend, pl ground.Placement) (backend.Topology, []string) {
 	t.Helper()
 	us, err := services.Services{}.Units(&experiment.Plan{
 		Cases: []experiment.Case{{Network: "pod", Placement: pl}}, Workloads: []string{"tcp_rr"},
@@ -293,12 +294,12 @@ func servicesTopology(t *testing.T, b backend.Backend, pl backend.Placement) (ba
 func TestServicesGolden(t *testing.T) {
 	for _, tc := range []struct {
 		nodes     int
-		placement backend.Placement
+		placement ground.Placement
 		where     string
 	}{
-		{2, backend.CrossHost, "c1=n1 b1=n2 b2=n2 b3=n2"},
-		{3, backend.CrossHost, "c1=n1 b1=n2 b2=n3 b3=n2"},
-		{2, backend.SameHost, "c1=n1 b1=n1 b2=n1 b3=n1"},
+		{2, ground.CrossHost, "c1=n1 b1=n2 b2=n2 b3=n2"},
+		{3, ground.CrossHost, "c1=n1 b1=n2 b2=n3 b3=n2"},
+		{2, ground.SameHost, "c1=n1 b1=n1 b2=n1 b3=n1"},
 	} {
 		name := fmt.Sprintf("%s-%dnodes", tc.placement, tc.nodes)
 		t.Run(name, func(t *testing.T) {
@@ -379,56 +380,56 @@ func TestErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		nodes     int
-		placement backend.Placement
+		placement ground.Placement
 		setup     func(f *fakeCluster)
 		want      string
 		created   bool // a namespace was created (and must have been deleted)
 	}{
-		{name: "one node for cross-host", nodes: 1, placement: backend.CrossHost,
+		{name: "one node for cross-host", nodes: 1, placement: ground.CrossHost,
 			want: "the cluster has 1 schedulable node(s) (n1) and cross-host needs 2, one pod per node: add a node, or use --placement same-host"},
-		{name: "no nodes", nodes: 0, placement: backend.SameHost, want: "the cluster has no schedulable node"},
-		{name: "cordoned and tainted nodes", nodes: 2, placement: backend.CrossHost, setup: func(f *fakeCluster) {
+		{name: "no nodes", nodes: 0, placement: ground.SameHost, want: "the cluster has no schedulable node"},
+		{name: "cordoned and tainted nodes", nodes: 2, placement: ground.CrossHost, setup: func(f *fakeCluster) {
 			ctx := context.Background()
 			n1, _ := f.cs.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
 			n1.Spec.Taints = []corev1.Taint{{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}}
 			_, _ = f.cs.CoreV1().Nodes().Update(ctx, n1, metav1.UpdateOptions{})
 		}, want: "the cluster has 1 schedulable node(s) (n2) and cross-host needs 2"},
-		{name: "rbac: portforward denied", nodes: 2, placement: backend.SameHost, setup: deny("create", "pods", "portforward"),
+		{name: "rbac: portforward denied", nodes: 2, placement: ground.SameHost, setup: deny("create", "pods", "portforward"),
 			want: "the kubeconfig's user may not create pods/portforward (RBAC); grant it the role in docs/kubernetes.md (RBAC)"},
-		{name: "rbac: namespace create forbidden", nodes: 2, placement: backend.SameHost, setup: forbid("create", "namespaces"),
+		{name: "rbac: namespace create forbidden", nodes: 2, placement: ground.SameHost, setup: forbid("create", "namespaces"),
 			want: `forbidden to create namespace cnperf-t1: namespaces is forbidden: User "bob" cannot create resource "namespaces"; grant the kubeconfig's user the role in docs/kubernetes.md (RBAC)`},
-		{name: "rbac: pod create forbidden, namespace removed", nodes: 2, placement: backend.SameHost, setup: forbid("create", "pods"),
+		{name: "rbac: pod create forbidden, namespace removed", nodes: 2, placement: ground.SameHost, setup: forbid("create", "pods"),
 			want: "forbidden to create pod c1 in cnperf-t1", created: true},
-		{name: "unauthorized", nodes: 2, placement: backend.SameHost, setup: func(f *fakeCluster) {
+		{name: "unauthorized", nodes: 2, placement: ground.SameHost, setup: func(f *fakeCluster) {
 			f.cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
 				return true, nil, apierrors.NewUnauthorized("token expired")
 			})
 		}, want: "the API server at https://fake:6443 refused the kubeconfig's credentials (Unauthorized); renew them or use another --context"},
-		{name: "image pull", nodes: 2, placement: backend.CrossHost,
+		{name: "image pull", nodes: 2, placement: ground.CrossHost,
 			setup:   waiting("ErrImagePull", "rpc error: code = NotFound\ndesc = failed to pull and unpack image \"registry.example/cnperf:test\": not found"),
 			want:    "node n1 cannot pull --image registry.example/cnperf:test (ErrImagePull: rpc error: code = NotFound desc = failed to pull and unpack image \"registry.example/cnperf:test\": not found); push it where the nodes pull from, or import it into each node's runtime (docs/kubernetes.md)",
 			created: true},
-		{name: "image pull backoff", nodes: 2, placement: backend.SameHost, setup: waiting("ImagePullBackOff", "Back-off pulling image"),
+		{name: "image pull backoff", nodes: 2, placement: ground.SameHost, setup: waiting("ImagePullBackOff", "Back-off pulling image"),
 			want: "node n1 cannot pull --image registry.example/cnperf:test (ImagePullBackOff: Back-off pulling image)", created: true},
-		{name: "image without cnperf", nodes: 2, placement: backend.SameHost,
+		{name: "image without cnperf", nodes: 2, placement: ground.SameHost,
 			setup: waiting("RunContainerError", `exec: "/cnperf": stat /cnperf: no such file or directory`),
 			want:  `node n1 cannot run --image registry.example/cnperf:test (RunContainerError: exec: "/cnperf": stat /cnperf: no such file or directory); the image must hold a static cnperf at /cnperf`, created: true},
-		{name: "image without cnperf, as containerd ends it", nodes: 2, placement: backend.SameHost, setup: func(f *fakeCluster) {
+		{name: "image without cnperf, as containerd ends it", nodes: 2, placement: ground.SameHost, setup: func(f *fakeCluster) {
 			f.podStatus = func(p *corev1.Pod) corev1.PodStatus {
 				return corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name,
 					State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "StartError", ExitCode: 128,
 						Message: `failed to create containerd task: OCI runtime create failed: exec: "/cnperf": stat /cnperf: no such file or directory: unknown`}}}}}
 			}
 		}, want: `node n1 cannot run --image registry.example/cnperf:test (StartError: failed to create containerd task: OCI runtime create failed: exec: "/cnperf": stat /cnperf: no such file or directory: unknown); the image must hold a static cnperf at /cnperf`, created: true},
-		{name: "agent exits", nodes: 2, placement: backend.SameHost, setup: func(f *fakeCluster) {
+		{name: "agent exits", nodes: 2, placement: ground.SameHost, setup: func(f *fakeCluster) {
 			f.podStatus = func(p *corev1.Pod) corev1.PodStatus {
 				return corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name,
 					State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2, Message: "flag provided but not defined: -listen"}}}}}
 			}
 		}, want: "the agent of --image registry.example/cnperf:test exited in pod c1 on node n1 (Error, exit code 2: flag provided but not defined: -listen)", created: true},
-		{name: "pods never run", nodes: 2, placement: backend.SameHost, setup: waiting("ContainerCreating", ""),
+		{name: "pods never run", nodes: 2, placement: ground.SameHost, setup: waiting("ContainerCreating", ""),
 			want: "pods not running after 100ms (c1 Pending (ContainerCreating), s1 Pending (ContainerCreating)); see kubectl -n cnperf-t1 describe pods", created: true},
-		{name: "runtime refuses sandboxes", nodes: 2, placement: backend.SameHost, setup: func(f *fakeCluster) {
+		{name: "runtime refuses sandboxes", nodes: 2, placement: ground.SameHost, setup: func(f *fakeCluster) {
 			waiting("ContainerCreating", "")(f)
 			f.cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 				p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod)
@@ -450,7 +451,7 @@ func TestErrors(t *testing.T) {
 			if tc.name == "pods never run" {
 				b.Wait = 100 * time.Millisecond
 			}
-			topo, _ := pairs.Topology("pod", []backend.Placement{tc.placement}, -1, -1)
+			topo, _ := pairs.Topology("pod", []ground.Placement{tc.placement}, -1, -1)
 			_, err := b.Deploy(context.Background(), topo)
 			if err == nil {
 				t.Fatal("deployed")
@@ -492,7 +493,7 @@ func TestServiceAccountRace(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "c1",
 			errors.New(`error looking up service account cnperf-t1/default: serviceaccount "default" not found`))
 	})
-	topo, _ := pairs.Topology("pod", []backend.Placement{backend.SameHost}, -1, -1)
+	topo, _ := pairs.Topology("pod", []ground.Placement{ground.SameHost}, -1, -1)
 	d, err := b.Deploy(context.Background(), topo)
 	if err != nil {
 		t.Fatal(err)
@@ -630,7 +631,7 @@ func TestEnvironment(t *testing.T) {
 	calico := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "calico-node-x7k2p", Namespace: "kube-system"}}
 	b, f := newFake(t, append(nodes(2), proxyCM, calico)...)
 	f.cs.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: "v1.37.2", Platform: "linux/amd64"}
-	topo, _ := pairs.Topology("pod", []backend.Placement{backend.SameHost}, -1, -1)
+	topo, _ := pairs.Topology("pod", []ground.Placement{ground.SameHost}, -1, -1)
 	d, err := b.Deploy(ctx, topo)
 	if err != nil {
 		t.Fatal(err)

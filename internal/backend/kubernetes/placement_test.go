@@ -17,6 +17,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/golden"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 )
@@ -256,7 +257,7 @@ func TestDeployPlacement(t *testing.T) {
 			b, f := newFake(t, objs...)
 			b.Opts.Placement = parsePlacement(t, c.args...)
 			b.Opts.PullSecret = c.pullSecret
-			topo, _ := pairs.Topology("pod", []backend.Placement{backend.CrossHost}, -1, -1)
+			topo, _ := pairs.Topology("pod", []ground.Placement{ground.CrossHost}, -1, -1)
 			d, err := b.Deploy(context.Background(), topo)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n") {

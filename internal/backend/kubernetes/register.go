@@ -9,6 +9,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/cleanup"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/option"
 )
 
@@ -52,7 +53,7 @@ func init() {
 			_, err := CheckOptions(v)
 			return err
 		},
-		Placements:      []backend.ExtraPlacement{{Name: CrossZone, As: backend.CrossHost, Help: "chooses nodes of two zones of a cluster"}},
+		Placements:      []backend.ExtraPlacement{{Name: CrossZone, As: ground.CrossHost, Help: "chooses nodes of two zones of a cluster"}},
 		DefaultNetworks: []string{DefaultNetwork},
 		New: func(c backend.Config) backend.Backend {
 			o := OptionsOf(c.Flags)

@@ -48,13 +48,13 @@ func (d *Deployment) ProgramServices(ctx context.Context, lb string, n int, udp 
 		return set, nil, backend.Skip(fmt.Sprintf("lb %s is one of cnperf's replicas (--backend lab); on kubernetes the cluster's own proxy serves Services: use --lb %s", lb, svc.ClusterProxy))
 	}
 	if d.kind.hostNetwork {
-		return set, nil, backend.Skip(d.network + " pods share their node's address: services need a pod network")
+		return set, nil, backend.Skip(d.NetworkName + " pods share their node's address: services need a pod network")
 	}
-	if d.pods[client] == nil {
+	if d.Pods[client] == nil {
 		return set, nil, fmt.Errorf("no pod %q", client)
 	}
 	for _, name := range backends {
-		p := d.pods[name]
+		p := d.Pods[name]
 		if p == nil {
 			return set, nil, fmt.Errorf("no pod %q", name)
 		}
@@ -91,7 +91,7 @@ func (d *Deployment) ProgramServices(ctx context.Context, lb string, n int, udp 
 		return set, nil, err
 	}
 	set.Sync = time.Since(t0)
-	d.b.logf("  %-10s lb=%-11s services=%-5d answering after %v", d.network, lb, n, set.Sync.Round(time.Millisecond))
+	d.b.logf("  %-10s lb=%-11s services=%-5d answering after %v", d.NetworkName, lb, n, set.Sync.Round(time.Millisecond))
 	return set, nil, nil
 }
 
@@ -160,10 +160,10 @@ func probeUntil(ctx context.Context, d *Deployment, client string, backends []st
 	deadline := time.Now().Add(limit)
 	var bagents []*agent.Client
 	for _, b := range backends {
-		bagents = append(bagents, d.pods[b].Agent)
+		bagents = append(bagents, d.Pods[b].Agent)
 	}
 	for {
-		err := backend.ProbeService(ctx, d.pods[client].Agent, bagents, set.Target, BackendPort, "connections hang")
+		err := backend.ProbeService(ctx, d.Pods[client].Agent, bagents, set.Target, BackendPort, "connections hang")
 		if err == nil {
 			return nil
 		}
@@ -171,7 +171,7 @@ func probeUntil(ctx context.Context, d *Deployment, client string, backends []st
 			return ctx.Err()
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("service %s does not answer after %v: %v; is the cluster's proxy (kube-proxy) running on node %s?", set.Target, limit.Round(time.Second), err, d.pods[client].kp.node)
+			return fmt.Errorf("service %s does not answer after %v: %v; is the cluster's proxy (kube-proxy) running on node %s?", set.Target, limit.Round(time.Second), err, d.Pods[client].kp.node)
 		}
 		select {
 		case <-ctx.Done():

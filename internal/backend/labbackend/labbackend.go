@@ -18,6 +18,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/agent"
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/hostprobe"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -424,7 +425,7 @@ func (d *Deployment) Environment(ctx context.Context, env *result.Environment) {
 // MachineCPU implements backend.CPUMeter: the lab's namespaces share this
 // machine's kernel, so its /proc/stat counts every CPU the cell cost,
 // softirq included.
-func (d *Deployment) MachineCPU(context.Context) (backend.CPUTimes, error) {
+func (d *Deployment) MachineCPU(context.Context) (ground.CPUTimes, error) {
 	return hostprobe.MachineCPU()
 }
 
@@ -472,7 +473,7 @@ func (d *Deployment) SNMP(ctx context.Context, pod string) (map[string]int64, er
 }
 
 // Allows implements backend.Backend through the mode's placements.
-func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
+func (b *Backend) Allows(network string, p ground.Placement) (bool, string) {
 	m, err := netmode.Get(network)
 	if err != nil {
 		return false, err.Error()
@@ -481,7 +482,7 @@ func (b *Backend) Allows(network string, p backend.Placement) (bool, string) {
 }
 
 // Placements implements backend.Backend.
-func (b *Backend) Placements(network string) ([]backend.Placement, error) {
+func (b *Backend) Placements(network string) ([]ground.Placement, error) {
 	m, err := netmode.Get(network)
 	if err != nil {
 		return nil, err

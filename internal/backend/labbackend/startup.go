@@ -3,10 +3,11 @@ package labbackend
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
-	"github.com/cnperf/cnperf/internal/lab/ping"
+	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/cni"
 )
@@ -49,26 +50,23 @@ func (d *Deployment) StartPod(ctx context.Context, near, peer, name string) (bac
 		// timed, the pod goes: a thousand samples need no thousand pods
 		defer func() { _ = l.DeleteNS(ctx, pod.NetNS) }()
 	}
-	var first time.Time
-	if pp := d.pods[peer]; peer != "" && pp != nil {
-		addr, err := d.Mode.Expose(ctx, l, pod, pp.lp, "udp", 5201)
-		if err != nil {
-			return s, err
-		}
-		s.Path = addr.Addr().String()
-		if first, err = ping.FirstReply(ctx, pod.NetNS, addr.Addr(), startupProbeLimit); err != nil {
-			return s, err
-		}
-	} else {
-		s.NoPeer = true
+	dst, err := d.peerAddr(ctx, pod, peer)
+	if err != nil {
+		return s, err
 	}
-	end := added
-	if !first.IsZero() {
-		end = first
+	s.Phases = splitPhases(t0, added, marks)
+	return s, s.FirstReply(ctx, pod.NetNS, dst, t0, added, startupProbeLimit)
+}
+
+// peerAddr is the address a new pod reaches pod peer at, to time its
+// first reply; the zero address when there is no peer.
+func (d *Deployment) peerAddr(ctx context.Context, pod *lab.Pod, peer string) (netip.Addr, error) {
+	pp := d.pods[peer]
+	if peer == "" || pp == nil {
+		return netip.Addr{}, nil
 	}
-	s.Total = end.Sub(t0)
-	s.Phases = splitPhases(t0, added, first, marks)
-	return s, nil
+	addr, err := d.Mode.Expose(ctx, d.Lab, pod, pp.lp, "udp", 5201)
+	return addr.Addr(), err
 }
 
 // StartPodCNI implements backend.CNIStarter: as StartPod, but the real CNI
@@ -108,27 +106,13 @@ func (d *Deployment) StartPodCNI(ctx context.Context, near, peer, name string) (
 		return s, err
 	}
 	pod.IP, pod.Dev = res.IP, "eth0"
-	var first time.Time
-	if pp := d.pods[peer]; peer != "" && pp != nil {
-		addr, err := d.Mode.Expose(ctx, l, pod, pp.lp, "udp", 5201)
-		if err != nil {
-			return s, err
-		}
-		s.Path = addr.Addr().String()
-		if first, err = ping.FirstReply(ctx, pod.NetNS, addr.Addr(), startupProbeLimit); err != nil {
-			return s, err
-		}
-	} else {
-		s.NoPeer = true
+	dst, err := d.peerAddr(ctx, pod, peer)
+	if err != nil {
+		return s, err
 	}
-	end := added
-	if !first.IsZero() {
-		end = first
-	}
-	s.Total = end.Sub(t0)
 	s.Phases = map[string]time.Duration{netmode.PhaseNamespace: t1.Sub(t0), netmode.PhaseLinks: added.Sub(t1)}
-	if !first.IsZero() {
-		s.Phases[netmode.PhaseFirstPacket] = first.Sub(added)
+	if err := s.FirstReply(ctx, pod.NetNS, dst, t0, added, startupProbeLimit); err != nil {
+		return s, err
 	}
 	td := time.Now()
 	if _, err := cni.Run(ctx, l, h, "DEL", ref.Type, pod.NetNS, pod.NetNS, conf); err != nil {
@@ -156,12 +140,12 @@ type phaseMark struct {
 var standardPhases = []string{netmode.PhaseNamespace, netmode.PhaseLinks, netmode.PhaseControlPlane}
 
 // splitPhases turns the marks of one AddPod (started at t0, returned at
-// added) and the first reply (at first, zero when there is no peer) into
-// the time of each phase. Time after the last mark belongs to the standard
+// added) into the time of each phase (the first reply's is
+// StartupSample.FirstReply's). Time after the last mark belongs to the standard
 // phase that follows it: a mode that marks nothing spends it all in
 // "links", one that marks only "namespace" spends the rest in "links"; a
 // remainder under 100us stays with the last marked phase.
-func splitPhases(t0, added, first time.Time, marks []phaseMark) map[string]time.Duration {
+func splitPhases(t0, added time.Time, marks []phaseMark) map[string]time.Duration {
 	out := map[string]time.Duration{}
 	prev := t0
 	next := 1 // index in standardPhases of the phase the remainder goes to
@@ -183,9 +167,6 @@ func splitPhases(t0, added, first time.Time, marks []phaseMark) map[string]time.
 		out[standardPhases[next]] += rest
 	case rest > 0:
 		out[marks[len(marks)-1].phase] += rest
-	}
-	if !first.IsZero() {
-		out[netmode.PhaseFirstPacket] = first.Sub(added)
 	}
 	return out
 }

@@ -14,25 +14,24 @@ func TestSplitPhases(t *testing.T) {
 		name  string
 		marks []phaseMark
 		added time.Time
-		first time.Time
 		want  map[string]time.Duration
 	}{
-		{"no marks", nil, at(30), at(35), map[string]time.Duration{
-			"links": 30 * time.Millisecond, "first_packet": 5 * time.Millisecond}},
-		{"namespace only", []phaseMark{{"namespace", at(10)}}, at(30), at(31), map[string]time.Duration{
-			"namespace": 10 * time.Millisecond, "links": 20 * time.Millisecond, "first_packet": time.Millisecond}},
+		{"no marks", nil, at(30), map[string]time.Duration{
+			"links": 30 * time.Millisecond}},
+		{"namespace only", []phaseMark{{"namespace", at(10)}}, at(30), map[string]time.Duration{
+			"namespace": 10 * time.Millisecond, "links": 20 * time.Millisecond}},
 		{"docker-overlay", []phaseMark{{"namespace", at(10)}, {"links", at(25)}, {"kv_registration", at(60)}, {"control_plane", at(90)}},
-			at(90), at(100), map[string]time.Duration{
+			at(90), map[string]time.Duration{
 				"namespace": 10 * time.Millisecond, "links": 15 * time.Millisecond, "kv_registration": 35 * time.Millisecond,
-				"control_plane": 30 * time.Millisecond, "first_packet": 10 * time.Millisecond}},
-		{"links, return overhead stays in links", []phaseMark{{"namespace", at(5)}, {"links", at(8)}}, at(8).Add(20 * time.Microsecond), time.Time{}, map[string]time.Duration{
+				"control_plane": 30 * time.Millisecond}},
+		{"links, return overhead stays in links", []phaseMark{{"namespace", at(5)}, {"links", at(8)}}, at(8).Add(20 * time.Microsecond), map[string]time.Duration{
 			"namespace": 5 * time.Millisecond, "links": 3*time.Millisecond + 20*time.Microsecond}},
-		{"links then more work, no peer", []phaseMark{{"namespace", at(5)}, {"links", at(8)}}, at(20), time.Time{}, map[string]time.Duration{
+		{"links then more work, no peer", []phaseMark{{"namespace", at(5)}, {"links", at(8)}}, at(20), map[string]time.Duration{
 			"namespace": 5 * time.Millisecond, "links": 3 * time.Millisecond, "control_plane": 12 * time.Millisecond}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := splitPhases(t0, c.added, c.first, c.marks)
+			got := splitPhases(t0, c.added, c.marks)
 			if len(got) != len(c.want) {
 				t.Fatalf("got %v, want %v", got, c.want)
 			}

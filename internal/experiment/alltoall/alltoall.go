@@ -30,6 +30,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
@@ -191,7 +192,7 @@ func Step(spread string, n int) string {
 }
 
 type cellSpec struct {
-	pl     backend.Placement
+	pl     ground.Placement
 	spread string
 	n      int
 }
@@ -209,7 +210,7 @@ func (AllToAll) Units(p *experiment.Plan, _ []string) ([]sched.Unit, error) {
 		var cells []cellSpec
 		for _, pl := range byNet[net] {
 			spreads := []string{oneHost}
-			if pl == backend.CrossHost {
+			if pl == ground.CrossHost {
 				spreads = spreadsOf(p)
 			}
 			for _, s := range spreads {
@@ -305,7 +306,7 @@ func Measure(ctx context.Context, d backend.Deployment, w workload.Workload, par
 		dcpu0, hasDaemons = dm.DaemonCPUSeconds()
 	}
 	meter, hasCPU := d.(backend.CPUMeter)
-	var cpu0 backend.CPUTimes
+	var cpu0 ground.CPUTimes
 	if hasCPU {
 		var err error
 		cpu0, err = meter.MachineCPU(ctx)

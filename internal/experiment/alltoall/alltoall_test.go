@@ -8,6 +8,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
+	"github.com/cnperf/cnperf/internal/ground"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
 	a2a "github.com/cnperf/cnperf/internal/workload/alltoall"
 )
@@ -30,7 +31,7 @@ func TestLayout(t *testing.T) {
 }
 
 func TestValidateUnits(t *testing.T) {
-	cases := []experiment.Case{{Network: "host-gw", Placement: backend.SameHost}, {Network: "host-gw", Placement: backend.CrossHost}}
+	cases := []experiment.Case{{Network: "host-gw", Placement: ground.SameHost}, {Network: "host-gw", Placement: ground.CrossHost}}
 	// the local lab (nil backend: the default) takes 1,000 pods, a backend
 	// of an agent per pod 64
 	docker := agentBackend{"docker"}
@@ -102,10 +103,10 @@ func TestValidateUnits(t *testing.T) {
 // agentBackend is a backend whose pods are agent processes.
 type agentBackend struct{ name string }
 
-func (b agentBackend) Name() string                                  { return b.name }
-func (agentBackend) Check(string) error                              { return nil }
-func (agentBackend) Allows(string, backend.Placement) (bool, string) { return true, "" }
-func (agentBackend) Placements(string) ([]backend.Placement, error)  { return nil, nil }
+func (b agentBackend) Name() string                                 { return b.name }
+func (agentBackend) Check(string) error                             { return nil }
+func (agentBackend) Allows(string, ground.Placement) (bool, string) { return true, "" }
+func (agentBackend) Placements(string) ([]ground.Placement, error)  { return nil, nil }
 func (agentBackend) Deploy(context.Context, backend.Topology) (backend.Deployment, error) {
 	return nil, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/backend"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/result"
@@ -49,7 +50,7 @@ func measureHere(ctx context.Context, d backend.Deployment, w workload.Workload,
 		x.NetNS[i] = "/run/netns/" + d.Pod(name).NetNS
 	}
 	meter, hasCPU := d.(backend.CPUMeter)
-	var cpu0 backend.CPUTimes
+	var cpu0 ground.CPUTimes
 	var t0 time.Time
 	x.Started = func() {
 		t0 = time.Now()

@@ -51,11 +51,13 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/nginx"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
+	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 	_ "github.com/cnperf/cnperf/internal/workload/load" // http_rate: the client and the backends
 )
@@ -233,7 +235,7 @@ func (Blocking) Validate(p *experiment.Plan, _ []string) error {
 // row is one network in one placement: a backend of the balancer.
 type row struct {
 	network   string
-	placement backend.Placement
+	placement ground.Placement
 	pod       string         // the backend pod
 	port      int            // what the balancer dials on the entry end
 	upstream  string         // "10.253.N.2:800K"
@@ -549,7 +551,7 @@ func (st *state) resultsWith(lines []nginx.ProxyLine, bad int, client result.Met
 	}
 	total := len(lines)
 	var out []result.Result
-	base := map[backend.Placement]*sample{}
+	base := map[ground.Placement]*sample{}
 	for _, ns := range nets {
 		if ns.network != result.BaselineNetwork {
 			continue
@@ -614,10 +616,10 @@ func metrics(s, base *sample, isBase bool, total int, wall time.Duration) result
 	n := int64(len(s.header))
 	m := result.Metrics{
 		Transactions: result.I(n), TransactionsPerS: result.F(float64(n) / wall.Seconds()),
-		LatencyUs: map[string]float64{"mean": mean(s.header), "max": slices.Max(s.header)},
+		LatencyUs: map[string]float64{"mean": stats.Mean(s.header), "max": slices.Max(s.header)},
 		Extra: map[string]float64{
-			result.ExtraConnectMean: mean(s.connect), ConnectQuantile("max"): slices.Max(s.connect),
-			result.ExtraBlockingSE: math.Sqrt(variance(s.header) / float64(n)), result.ExtraLBRequest: mean(s.request),
+			result.ExtraConnectMean: stats.Mean(s.connect), ConnectQuantile("max"): slices.Max(s.connect),
+			result.ExtraBlockingSE: math.Sqrt(variance(s.header) / float64(n)), result.ExtraLBRequest: stats.Mean(s.request),
 			result.ExtraShare: float64(n+s.errors) / float64(max(total, 1)),
 		},
 		DurationS: result.F(wall.Seconds()),
@@ -630,8 +632,8 @@ func metrics(s, base *sample, isBase bool, total int, wall time.Duration) result
 		m.Extra[ConnectQuantile(p.Key)] = percentile(s.connect, p.Q)
 	}
 	if base != nil && !isBase {
-		m.Extra[result.ExtraBlockingDiff] = mean(s.header) - mean(base.header)
-		m.Extra[result.ExtraConnectDiff] = mean(s.connect) - mean(base.connect)
+		m.Extra[result.ExtraBlockingDiff] = stats.Mean(s.header) - stats.Mean(base.header)
+		m.Extra[result.ExtraConnectDiff] = stats.Mean(s.connect) - stats.Mean(base.connect)
 		m.Extra[result.ExtraBlockingDiffCI] = 1.96 * math.Sqrt(variance(s.header)/float64(n)+variance(base.header)/float64(len(base.header)))
 	}
 	return m
@@ -652,25 +654,8 @@ func addClient(m *result.Metrics, c result.Metrics) {
 	}
 }
 
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
-func variance(xs []float64) float64 {
-	if len(xs) < 2 {
-		return 0
-	}
-	m := mean(xs)
-	s := 0.0
-	for _, x := range xs {
-		s += (x - m) * (x - m)
-	}
-	return s / float64(len(xs)-1)
-}
+// variance is the sample variance (n-1), 0 for fewer than 2.
+func variance(xs []float64) float64 { s := stats.StdDev(xs); return s * s }
 
 // percentile is the nearest-rank percentile q (0-100) of xs.
 func percentile(xs []float64, q float64) float64 {

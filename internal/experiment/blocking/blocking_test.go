@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/nginx"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -73,9 +73,9 @@ func TestMetricsDifference(t *testing.T) {
 // A backend the balancer's log never names is an error, not a zero.
 func TestResultsMissingBackend(t *testing.T) {
 	st := &state{load: load{rate: 100, duration: time.Second}}
-	a := &row{network: "baseline", placement: backend.CrossHost, upstream: "10.253.1.2:8001"}
-	b := &row{network: "vxlan", placement: backend.CrossHost, upstream: "10.253.2.2:8001"}
-	c := &row{network: "host-gw", placement: backend.CrossHost, upstream: "10.253.3.2:8001", unreached: "the balancer cannot reach s2"}
+	a := &row{network: "baseline", placement: ground.CrossHost, upstream: "10.253.1.2:8001"}
+	b := &row{network: "vxlan", placement: ground.CrossHost, upstream: "10.253.2.2:8001"}
+	c := &row{network: "host-gw", placement: ground.CrossHost, upstream: "10.253.3.2:8001", unreached: "the balancer cannot reach s2"}
 	st.nets = []*netState{{network: "baseline", rows: []*row{a}}, {network: "vxlan", rows: []*row{b}}, {network: "host-gw", rows: []*row{c}}}
 	for _, ns := range st.nets {
 		ns.d = nil

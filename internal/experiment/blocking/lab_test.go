@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/experiment/blocking"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/labtest/labrun"
-	"github.com/cnperf/cnperf/internal/netmode"
 	_ "github.com/cnperf/cnperf/internal/netmode/all"
 	"github.com/cnperf/cnperf/internal/nginx"
 	"github.com/cnperf/cnperf/internal/plan"
@@ -28,11 +28,11 @@ func TestBlockingLab(t *testing.T) {
 		t.Skip(err)
 	}
 	cases := []plan.Case{
-		{Network: "baseline", Placement: netmode.SameHost},
-		{Network: "bridge", Placement: netmode.SameHost},
-		{Network: "baseline", Placement: netmode.CrossHost},
-		{Network: "vxlan", Placement: netmode.CrossHost},
-		{Network: "host-gw", Placement: netmode.CrossHost},
+		{Network: "baseline", Placement: ground.SameHost},
+		{Network: "bridge", Placement: ground.SameHost},
+		{Network: "baseline", Placement: ground.CrossHost},
+		{Network: "vxlan", Placement: ground.CrossHost},
+		{Network: "host-gw", Placement: ground.CrossHost},
 	}
 	plan := labrun.Plan(t, cases, blocking.Name)
 	plan.Params.Duration = time.Second

@@ -91,7 +91,7 @@ func Text(w io.Writer, run *result.Run) {
 		maxSat, rounds = max(maxSat, a.sat), max(rounds, a.rounds)
 		d := "-"
 		if len(a.diffs) > 0 {
-			med := section.Median(a.diffs)
+			med := stats.Median(a.diffs)
 			lo, hi, ok := 0.0, 0.0, false
 			if s, found := sums[sumKey{k, diffKey}]; found && s.CILevel > 0 {
 				lo, hi, ok = s.CILow, s.CIHigh, true
@@ -120,7 +120,7 @@ func Text(w io.Writer, run *result.Run) {
 			cd = connectDiff(a.cdiffs)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d%s\t%.0f (±%.0f)\t%s\t%.0f\t%s\t%.0f\n", k.Network, k.Placement, a.requests, errs,
-			section.Median(a.means), section.Median(a.ses), d, section.Median(a.connects), cd, section.Median(a.p99s)/1000)
+			stats.Median(a.means), stats.Median(a.ses), d, stats.Median(a.connects), cd, stats.Median(a.p99s)/1000)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "blocking: nginx's $upstream_header_time (connect, request, the backend's first byte); connect: $upstream_connect_time (vs baseline: the median of the rounds' differences, with its 95% interval over rounds).")
@@ -141,7 +141,7 @@ func Text(w io.Writer, run *result.Run) {
 // rounds: their median, its 95 % interval over rounds, and "?" when the
 // interval spans 0 or there is none (one round).
 func connectDiff(diffs []float64) string {
-	d := fmt.Sprintf("%+.0f", section.Median(diffs))
+	d := fmt.Sprintf("%+.0f", stats.Median(diffs))
 	lo, hi, method := stats.Interval(diffs, 0.95)
 	if method == stats.MethodNone {
 		return "?" + d

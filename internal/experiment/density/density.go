@@ -14,10 +14,10 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
 	"github.com/cnperf/cnperf/internal/experiment/startup"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
@@ -145,7 +145,7 @@ func (Density) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, erro
 			for _, pr := range prs {
 				for _, name := range workloads {
 					if name == startup.Name {
-						if pr.Placement != backend.SamePod {
+						if pr.Placement != ground.SamePod {
 							u.Cells = append(u.Cells, startup.Cell(net, pr.Placement, pr.Client, pr.Server, n, []string{startup.Name}, Step(d)))
 						}
 						continue

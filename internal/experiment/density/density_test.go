@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
+	"github.com/cnperf/cnperf/internal/ground"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
 )
 
 func TestUnits(t *testing.T) {
 	p := &experiment.Plan{
-		Cases:     []experiment.Case{{Network: "host-gw", Placement: backend.CrossHost}},
+		Cases:     []experiment.Case{{Network: "host-gw", Placement: ground.CrossHost}},
 		Workloads: []string{"tcp_rr", "tcp_crr", "startup"},
 		Options:   map[string]string{"density": "250,10", "startup-pods": "3"}, Rounds: 2,
 	}

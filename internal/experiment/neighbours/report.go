@@ -7,6 +7,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/section"
+	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -101,7 +102,7 @@ func Text(w io.Writer, run *result.Run) {
 		}
 		cell := "-"
 		if len(a.cellQ) > 0 {
-			cell = fmt.Sprintf("%.2f->%.2f", section.Median(a.cellQ), section.Median(a.cellN))
+			cell = fmt.Sprintf("%.2f->%.2f", stats.Median(a.cellQ), stats.Median(a.cellN))
 		}
 		d := "-"
 		if a.vs != nil {
@@ -114,10 +115,10 @@ func Text(w io.Writer, run *result.Run) {
 		}
 		cpu := "-"
 		if len(a.cpu) > 0 {
-			cpu = fmt.Sprintf("%.2f CPU", section.Median(a.cpu))
+			cpu = fmt.Sprintf("%.2f CPU", stats.Median(a.cpu))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t%s\n", k.Network, k.Placement, k.Workload, k.Step,
-			section.Format(a.fig, section.Median(a.quiet)), a.fig.Label, section.Format(a.fig, section.Median(a.noisy)), d, kept, cell, cpu)
+			section.Format(a.fig, stats.Median(a.quiet)), a.fig.Label, section.Format(a.fig, stats.Median(a.noisy)), d, kept, cell, cpu)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "drop: how much worse with the neighbours (from the geometric mean of the per-round ratios; the median in files written before it); no mark: differs, =: equivalent (within 5 %), ?: undecided")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
@@ -88,14 +89,14 @@ func (Pairs) Validate(p *experiment.Plan, workloads []string) error {
 
 // Pair names the pods of one placement.
 type Pair struct {
-	Placement      backend.Placement
+	Placement      ground.Placement
 	Client, Server string
 }
 
 // Topology is the pods a network needs for placements: the client c1 on
 // host 1; same-pod: a second container beside it; same-host: s1 on host
 // 1; cross-host: s2 on host 2.
-func Topology(network string, placements []backend.Placement, clientCPU, serverCPU int) (backend.Topology, []Pair) {
+func Topology(network string, placements []ground.Placement, clientCPU, serverCPU int) (backend.Topology, []Pair) {
 	t := backend.Topology{Network: network, Hosts: 1}
 	t.Pods = append(t.Pods, backend.PodSpec{Name: "c1", Host: 1, CPU: clientCPU})
 	have := map[string]bool{"c1": true}
@@ -103,9 +104,9 @@ func Topology(network string, placements []backend.Placement, clientCPU, serverC
 	for _, pl := range placements {
 		var ps backend.PodSpec
 		switch pl {
-		case backend.SamePod:
+		case ground.SamePod:
 			ps = backend.PodSpec{Name: "c1-side", Host: 1, With: "c1", CPU: serverCPU}
-		case backend.SameHost:
+		case ground.SameHost:
 			ps = backend.PodSpec{Name: "s1", Host: 1, CPU: serverCPU}
 		default:
 			ps = backend.PodSpec{Name: "s2", Host: 2, CPU: serverCPU}
@@ -167,7 +168,7 @@ func suffix(s string) string {
 // Cell measures workload w between client and server, each step of a
 // multi-step workload in turn, on a fresh port each time (a port freed by
 // the last measurement may still be in TIME_WAIT).
-func Cell(name string, w workload.Workload, base workload.Params, pl backend.Placement, client, server, pin string, port *int) sched.Cell {
+func Cell(name string, w workload.Workload, base workload.Params, pl ground.Placement, client, server, pin string, port *int) sched.Cell {
 	return VariantCell(name, w, base, pl, client, server, pin, port, Variant{})
 }
 
@@ -193,7 +194,7 @@ func (v Variant) step(label string) string {
 }
 
 // VariantCell is Cell with a variant.
-func VariantCell(name string, w workload.Workload, base workload.Params, pl backend.Placement, client, server, pin string, port *int, v Variant) sched.Cell {
+func VariantCell(name string, w workload.Workload, base workload.Params, pl ground.Placement, client, server, pin string, port *int, v Variant) sched.Cell {
 	return sched.Cell{Name: name, Planned: Planned(w, base), Run: func(ctx context.Context, d backend.Deployment, round int, rec *sched.Recorder) error {
 		experiment.Steps(w, base, func() bool { return ctx.Err() != nil }, func(params workload.Params, label string) workload.StepResult {
 			params.Port = *port
@@ -232,8 +233,8 @@ func Planned(w workload.Workload, base workload.Params) time.Duration {
 }
 
 // ByNetwork groups p's cases by network, in the order first named.
-func ByNetwork(p *experiment.Plan) (order []string, placements map[string][]backend.Placement) {
-	placements = map[string][]backend.Placement{}
+func ByNetwork(p *experiment.Plan) (order []string, placements map[string][]ground.Placement) {
+	placements = map[string][]ground.Placement{}
 	for _, c := range p.Cases {
 		if _, seen := placements[c.Network]; !seen {
 			order = append(order, c.Network)

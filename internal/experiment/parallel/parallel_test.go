@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
+	"github.com/cnperf/cnperf/internal/ground"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
 )
 
 func TestClaimValidateUnits(t *testing.T) {
-	cases := []experiment.Case{{Network: "host-gw", Placement: backend.CrossHost}}
+	cases := []experiment.Case{{Network: "host-gw", Placement: ground.CrossHost}}
 	if got := (Parallel{}).Claim(&experiment.Plan{Cases: cases, Workloads: []string{"tcp_rr"}, Options: map[string]string{"parallel": "1"}}); got != nil {
 		t.Errorf("one flow claimed %v; the pairs experiment measures it", got)
 	}

@@ -51,8 +51,8 @@ func Text(w io.Writer, run *result.Run) {
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s %s\t%s\t%s\t%.3f\n", k.Network, k.Placement, k.Workload, a.flows,
-			section.Format(a.fig, section.Median(a.total)), a.fig.Label, section.Format(a.fig, section.Median(a.lo)),
-			section.Format(a.fig, section.Median(a.hi)), section.Median(a.jain))
+			section.Format(a.fig, stats.Median(a.total)), a.fig.Label, section.Format(a.fig, stats.Median(a.lo)),
+			section.Format(a.fig, stats.Median(a.hi)), stats.Median(a.jain))
 	}
 	tw.Flush()
 }

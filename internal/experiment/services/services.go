@@ -24,6 +24,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/measure"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
@@ -135,14 +136,14 @@ func (Services) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, err
 	// backend has them (one topology each)
 	perNet := map[string]int{}
 	for _, c := range p.Cases {
-		if k := (key{c.Network, c.Placement == backend.SameHost}); !seen[k] {
+		if k := (key{c.Network, c.Placement == ground.SameHost}); !seen[k] {
 			seen[k] = true
 			perNet[c.Network]++
 		}
 	}
 	seen = map[key]bool{}
 	for _, c := range p.Cases {
-		same := c.Placement == backend.SameHost
+		same := c.Placement == ground.SameHost
 		if seen[key{c.Network, same}] {
 			continue
 		}
@@ -153,15 +154,15 @@ func (Services) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, err
 		}
 		cross := false
 		for _, pl := range pls {
-			cross = cross || (pl == backend.CrossHost && !same)
+			cross = cross || (pl == ground.CrossHost && !same)
 		}
 		topo := backend.Topology{Network: c.Network, Hosts: 1, OwnAddresses: true, Services: true}
 		topo.Pods = []backend.PodSpec{{Name: "c1", Host: 1, CPU: -1}}
-		place := backend.SameHost
+		place := ground.SameHost
 		var names []string
 		if cross {
 			topo.Hosts = 3
-			place = backend.CrossHost
+			place = ground.CrossHost
 		}
 		for i := 0; i < Backends; i++ {
 			h := 1
@@ -201,7 +202,7 @@ func (Services) Units(p *experiment.Plan, workloads []string) ([]sched.Unit, err
 	return units, nil
 }
 
-func unit(p *experiment.Plan, network, lb string, n int, udp bool, topo backend.Topology, place backend.Placement, backends []string, workloads []string) sched.Unit {
+func unit(p *experiment.Plan, network, lb string, n int, udp bool, topo backend.Topology, place ground.Placement, backends []string, workloads []string) sched.Unit {
 	name := network + " lb=" + lb
 	if n > 0 {
 		name += fmt.Sprintf(" services=%d", n)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
 	"github.com/cnperf/cnperf/internal/workload"
@@ -105,11 +106,11 @@ func TestServiceStep(t *testing.T) {
 // placer is a backend as far as Units asks: its placements of a network.
 type placer struct {
 	backend.Backend
-	pls []backend.Placement
+	pls []ground.Placement
 }
 
-func (p placer) Placements(string) ([]backend.Placement, error) { return p.pls, nil }
-func (p placer) Name() string                                   { return "test" }
+func (p placer) Placements(string) ([]ground.Placement, error) { return p.pls, nil }
+func (p placer) Name() string                                  { return "test" }
 
 // TestUnitsPlacement: a same-host case puts the backends beside the
 // client; any other case, on other hosts where the backend has them; a
@@ -122,21 +123,21 @@ func TestUnitsPlacement(t *testing.T) {
 		}
 		return fmt.Sprintf("%s hosts=%d %s", u.Name, u.Topology.Hosts, strings.Join(s, " "))
 	}
-	multi := placer{pls: []backend.Placement{backend.CrossHost, backend.SameHost}}
-	single := placer{pls: []backend.Placement{backend.SameHost}}
+	multi := placer{pls: []ground.Placement{ground.CrossHost, ground.SameHost}}
+	single := placer{pls: []ground.Placement{ground.SameHost}}
 	for _, tc := range []struct {
 		name  string
 		be    backend.Backend
 		cases []experiment.Case
 		want  []string
 	}{
-		{"cross", multi, []experiment.Case{{Network: "host-gw", Placement: backend.CrossHost}},
+		{"cross", multi, []experiment.Case{{Network: "host-gw", Placement: ground.CrossHost}},
 			[]string{"host-gw lb=iptables services=1 hosts=3 c1@1 b1@2 b2@3 b3@2"}},
-		{"same", multi, []experiment.Case{{Network: "host-gw", Placement: backend.SameHost}},
+		{"same", multi, []experiment.Case{{Network: "host-gw", Placement: ground.SameHost}},
 			[]string{"host-gw lb=iptables services=1 hosts=1 c1@1 b1@1 b2@1 b3@1"}},
-		{"both", multi, []experiment.Case{{Network: "host-gw", Placement: backend.SameHost}, {Network: "host-gw", Placement: backend.CrossHost}},
+		{"both", multi, []experiment.Case{{Network: "host-gw", Placement: ground.SameHost}, {Network: "host-gw", Placement: ground.CrossHost}},
 			[]string{"host-gw lb=iptables services=1 same-host hosts=1 c1@1 b1@1 b2@1 b3@1", "host-gw lb=iptables services=1 cross-host hosts=3 c1@1 b1@2 b2@3 b3@2"}},
-		{"one host only", single, []experiment.Case{{Network: "bridge", Placement: backend.SameHost}},
+		{"one host only", single, []experiment.Case{{Network: "bridge", Placement: ground.SameHost}},
 			[]string{"bridge lb=iptables services=1 hosts=1 c1@1 b1@1 b2@1 b3@1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,8 +168,8 @@ func (clusterPlacer) ServesLB(lb string) bool { return lb == "cluster" || lb == 
 // cluster's 10,000); and a backend that does not serve a load balancer
 // gets no unit of it.
 func TestUnitsPhased(t *testing.T) {
-	multi := placer{pls: []backend.Placement{backend.CrossHost, backend.SameHost}}
-	cases := []experiment.Case{{Network: "n", Placement: backend.CrossHost}, {Network: "n", Placement: backend.SameHost}}
+	multi := placer{pls: []ground.Placement{ground.CrossHost, ground.SameHost}}
+	cases := []experiment.Case{{Network: "n", Placement: ground.CrossHost}, {Network: "n", Placement: ground.SameHost}}
 	lbs := []string{"none", "iptables", "cluster"}
 	for _, tc := range []struct {
 		name   string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/section"
+	"github.com/cnperf/cnperf/internal/stats"
 	"github.com/cnperf/cnperf/internal/workload"
 )
 
@@ -78,7 +79,7 @@ func growthCells(g, base map[int]float64, isBase bool) string {
 	if len(g) == 0 {
 		return "-\t-"
 	}
-	out := fmt.Sprintf("%.1fx", section.Median(slices.Collect(maps.Values(g))))
+	out := fmt.Sprintf("%.1fx", stats.Median(slices.Collect(maps.Values(g))))
 	if isBase {
 		return out + "\t-"
 	}

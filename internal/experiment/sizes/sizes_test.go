@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
+	"github.com/cnperf/cnperf/internal/ground"
 	_ "github.com/cnperf/cnperf/internal/workload/all"
 )
 
 func TestClaimValidateUnits(t *testing.T) {
-	cases := []experiment.Case{{Network: "baseline", Placement: backend.CrossHost}, {Network: "vxlan", Placement: backend.CrossHost}}
+	cases := []experiment.Case{{Network: "baseline", Placement: ground.CrossHost}, {Network: "vxlan", Placement: ground.CrossHost}}
 	one := &experiment.Plan{Cases: cases, Workloads: []string{"tcp_stream"}, Options: map[string]string{"message-size": "1024"}}
 	if got := (Sizes{}).Claim(one); got != nil {
 		t.Errorf("one size claimed %v; the pairs experiment measures it", got)

@@ -16,6 +16,7 @@ import (
 	"github.com/cnperf/cnperf/internal/backend"
 	"github.com/cnperf/cnperf/internal/experiment"
 	"github.com/cnperf/cnperf/internal/experiment/pairs"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/option"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/sched"
@@ -109,7 +110,7 @@ func (Startup) Units(p *experiment.Plan, kinds []string) ([]sched.Unit, error) {
 	}
 	rounds := max(p.Rounds, 1)
 	var order []string
-	byNet := map[string][]backend.Placement{}
+	byNet := map[string][]ground.Placement{}
 	for _, c := range p.Cases {
 		if _, seen := byNet[c.Network]; !seen {
 			order = append(order, c.Network)
@@ -131,15 +132,15 @@ func (Startup) Units(p *experiment.Plan, kinds []string) ([]sched.Unit, error) {
 	return units, nil
 }
 
-var tags = map[backend.Placement]string{backend.SamePod: "p", backend.SameHost: "h", backend.CrossHost: "x"}
+var tags = map[ground.Placement]string{ground.SamePod: "p", ground.SameHost: "h", ground.CrossHost: "x"}
 
 // Cell samples start-up of pods on client's host, n per round, each kind
 // of kinds (Name, CNIName) in turn, its results labelled step.
-func Cell(network string, pl backend.Placement, client, server string, n int, kinds []string, step string) sched.Cell {
+func Cell(network string, pl ground.Placement, client, server string, n int, kinds []string, step string) sched.Cell {
 	name := strings.TrimSpace(string(pl) + " " + strings.Join(kinds, "+") + " " + step)
 	return sched.Cell{Name: name, Run: func(ctx context.Context, d backend.Deployment, round int, rec *sched.Recorder) error {
 		peer := server
-		if pl == backend.SamePod {
+		if pl == ground.SamePod {
 			peer = ""
 		}
 		var runs []*sampler

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	_ "github.com/cnperf/cnperf/internal/backend/labbackend" // the lab
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -46,7 +47,7 @@ func Mode(t *testing.T, name string) {
 	if err := netmode.Check(m); err != nil {
 		t.Skipf("this machine cannot build %s: %v", name, err)
 	}
-	for _, p := range netmode.AllPlacements {
+	for _, p := range ground.AllPlacements {
 		ok, why := netmode.Allows(m, p)
 		if !ok {
 			if why == "" {
@@ -76,8 +77,8 @@ func Mode(t *testing.T, name string) {
 type Options struct {
 	Lab        lab.Config // ID is set by Run
 	Duration   time.Duration
-	Workloads  []string            // default tcp_rr, tcp_stream
-	Placements []netmode.Placement // default: every placement the mode allows
+	Workloads  []string           // default tcp_rr, tcp_stream
+	Placements []ground.Placement // default: every placement the mode allows
 }
 
 // Run builds mode name for real with the given options, runs the workloads

@@ -7,6 +7,7 @@ import (
 	"context"
 	"net/netip"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/cni"
@@ -31,11 +32,11 @@ func (Mode) Summary() string {
 }
 
 // Placements implements netmode.Mode.
-func (Mode) Placements() []netmode.Placement { return []netmode.Placement{netmode.SameHost} }
+func (Mode) Placements() []ground.Placement { return []ground.Placement{ground.SameHost} }
 
 // Refuse implements netmode.Refuser.
-func (Mode) Refuse(p netmode.Placement) string {
-	if p == netmode.CrossHost {
+func (Mode) Refuse(p ground.Placement) string {
+	if p == ground.CrossHost {
 		return "bridge is a single-host network: a pod cannot reach a pod on another host through it; use nat (Docker -p), vxlan or host-gw for cross-host"
 	}
 	return ""

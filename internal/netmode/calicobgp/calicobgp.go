@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/ctrlplane"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -73,8 +74,8 @@ func (*Mode) Summary() string {
 }
 
 // Placements implements netmode.Mode.
-func (*Mode) Placements() []netmode.Placement {
-	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+func (*Mode) Placements() []ground.Placement {
+	return []ground.Placement{ground.CrossHost, ground.SameHost}
 }
 
 // Options implements netmode.Mode.
@@ -467,16 +468,11 @@ func (m *Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string)
 // AttachPod wires a pod the way Calico's CNI plugin and Felix do (see
 // Mode.AddPod), with the given MTU; calico-ipip shares it.
 func AttachPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string, mtuBytes int) (*lab.Pod, error) {
-	pod, err := l.NewPodNS(ctx, h, name)
+	pod, err := netmode.NewPod(ctx, l, h, name)
 	if err != nil {
 		return nil, err
 	}
-	ip, err := h.PodIP(name)
-	if err != nil {
-		return nil, err
-	}
-	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	pod.IP, pod.Dev = ip, "eth0"
+	ip := pod.IP
 	hv := HostVeth(name)
 	if err := l.Apply(ctx, h.NetNS, iproute.Veth{Name: hv, MTU: mtuBytes, Peer: "eth0", PeerNS: pod.NetNS}); err != nil {
 		return nil, fmt.Errorf("creating veth for pod %s: %w", name, err)

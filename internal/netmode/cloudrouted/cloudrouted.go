@@ -19,6 +19,7 @@ import (
 	"net/netip"
 	"strconv"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -49,8 +50,8 @@ func (Mode) Summary() string {
 }
 
 // Placements implements netmode.Mode.
-func (Mode) Placements() []netmode.Placement {
-	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+func (Mode) Placements() []ground.Placement {
+	return []ground.Placement{ground.CrossHost, ground.SameHost}
 }
 
 // Options implements netmode.Mode.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"net/netip"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/bridge"
@@ -28,10 +29,10 @@ func (Mode) Summary() string {
 }
 
 // Placements implements netmode.Mode.
-func (Mode) Placements() []netmode.Placement { return []netmode.Placement{netmode.SamePod} }
+func (Mode) Placements() []ground.Placement { return []ground.Placement{ground.SamePod} }
 
 // Refuse implements netmode.Refuser.
-func (Mode) Refuse(netmode.Placement) string {
+func (Mode) Refuse(ground.Placement) string {
 	return "container mode measures two containers inside one pod; use --placement same-pod (pods on other hosts or pods are another network's job)"
 }
 

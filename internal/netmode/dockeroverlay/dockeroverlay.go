@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/ctrlplane/etcd"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -74,13 +75,13 @@ func (*Mode) Summary() string {
 }
 
 // Placements implements netmode.Mode.
-func (*Mode) Placements() []netmode.Placement {
-	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+func (*Mode) Placements() []ground.Placement {
+	return []ground.Placement{ground.CrossHost, ground.SameHost}
 }
 
 // Refuse implements netmode.Refuser.
-func (*Mode) Refuse(p netmode.Placement) string {
-	if p == netmode.SamePod {
+func (*Mode) Refuse(p ground.Placement) string {
+	if p == ground.SamePod {
 		return "docker-overlay connects containers; two containers in one pod share a namespace and never use it"
 	}
 	return ""
@@ -178,16 +179,11 @@ func (m *Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string)
 	if st == nil {
 		return nil, fmt.Errorf("docker-overlay: AddPod before Setup")
 	}
-	pod, err := l.NewPodNS(ctx, h, name)
+	pod, err := netmode.NewPod(ctx, l, h, name)
 	if err != nil {
 		return nil, err
 	}
-	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.PodIP(name)
-	if err != nil {
-		return nil, err
-	}
-	pod.IP, pod.Dev = ip, "eth0"
+	ip := pod.IP
 	ov := OverlayNS(l, h)
 	mtu := l.Cfg.MTU - Overhead
 	hv := podnet.HostVeth(name)

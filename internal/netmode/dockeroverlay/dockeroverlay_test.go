@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/cnperf/cnperf/internal/ctrlplane/etcd"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/labtest/labrun"
-	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -48,7 +48,7 @@ func TestMissingEtcd(t *testing.T) {
 	old := etcd.LookPath
 	etcd.LookPath = func(string) (string, error) { return "", exec.ErrNotFound }
 	t.Cleanup(func() { etcd.LookPath = old })
-	plan := labrun.Plan(t, []plan.Case{{Network: "docker-overlay", Placement: netmode.CrossHost}}, "tcp_rr")
+	plan := labrun.Plan(t, []plan.Case{{Network: "docker-overlay", Placement: ground.CrossHost}}, "tcp_rr")
 	err := runner.Execute(context.Background(), plan, &result.Run{Environment: result.CaptureHost()})
 	labtest.AssertClean(t, plan.Lab.ID)
 	if !errors.Is(err, etcd.ErrNoEtcd) || !strings.Contains(err.Error(), "apt-get install etcd-server") || !strings.Contains(err.Error(), "controlplane=off") {

@@ -31,6 +31,7 @@ import (
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -83,8 +84,8 @@ func (Mode) Summary() string {
 }
 
 // Placements implements netmode.Mode.
-func (Mode) Placements() []netmode.Placement {
-	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+func (Mode) Placements() []ground.Placement {
+	return []ground.Placement{ground.CrossHost, ground.SameHost}
 }
 
 // Options implements netmode.Mode.
@@ -185,16 +186,11 @@ func (m Mode) Setup(ctx context.Context, l *lab.Lab) error {
 //
 // then the endpoint into the host's map and from_container on lxcPOD.
 func (m Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
-	pod, err := l.NewPodNS(ctx, h, name)
+	pod, err := netmode.NewPod(ctx, l, h, name)
 	if err != nil {
 		return nil, err
 	}
-	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.PodIP(name)
-	if err != nil {
-		return nil, err
-	}
-	pod.IP, pod.Dev = ip, "eth0"
+	ip := pod.IP
 	pmac, hmac := MACs(ip)
 	hv, gw := HostVeth(name), h.PodGateway()
 	if err := l.Apply(ctx, h.NetNS,

@@ -24,6 +24,7 @@ import (
 
 	"github.com/cnperf/cnperf/internal/ctrlplane"
 	"github.com/cnperf/cnperf/internal/ctrlplane/etcd"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -65,13 +66,13 @@ func (*Mode) Summary() string {
 }
 
 // Placements implements netmode.Mode.
-func (*Mode) Placements() []netmode.Placement {
-	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+func (*Mode) Placements() []ground.Placement {
+	return []ground.Placement{ground.CrossHost, ground.SameHost}
 }
 
 // Refuse implements netmode.Refuser.
-func (*Mode) Refuse(p netmode.Placement) string {
-	if p == netmode.SamePod {
+func (*Mode) Refuse(p ground.Placement) string {
+	if p == ground.SamePod {
 		return "flannel-udp connects pods; containers in one pod share a namespace and never use it"
 	}
 	return ""

@@ -6,6 +6,7 @@ import (
 	"context"
 	"net/netip"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/option"
@@ -23,8 +24,8 @@ func (Mode) Name() string { return "host" }
 func (Mode) Summary() string { return "pods share their host's network namespace (docker --net=host)" }
 
 // Placements implements netmode.Mode.
-func (Mode) Placements() []netmode.Placement {
-	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+func (Mode) Placements() []ground.Placement {
+	return []ground.Placement{ground.CrossHost, ground.SameHost}
 }
 
 // Options implements netmode.Mode: none of its own.

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -60,8 +61,8 @@ func (m Mode) Summary() string {
 }
 
 // Placements implements netmode.Mode.
-func (Mode) Placements() []netmode.Placement {
-	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+func (Mode) Placements() []ground.Placement {
+	return []ground.Placement{ground.CrossHost, ground.SameHost}
 }
 
 // Options implements netmode.Mode: none of its own.
@@ -104,16 +105,11 @@ func (m Mode) Setup(ctx context.Context, l *lab.Lab) error {
 //	ip -n POD link set eth0 up
 //	ip -n POD route add default dev eth0           (l3 only)
 func (m Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
-	pod, err := l.NewPodNS(ctx, h, name)
+	pod, err := netmode.NewPod(ctx, l, h, name)
 	if err != nil {
 		return nil, err
 	}
-	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.PodIP(name)
-	if err != nil {
-		return nil, err
-	}
-	pod.IP, pod.Dev = ip, "eth0"
+	ip := pod.IP
 	if err := l.Apply(ctx, h.NetNS, iproute.Sublink{Kind: "ipvlan", Parent: h.Dev, Name: "eth0", NetNS: pod.NetNS,
 		MTU: l.Cfg.MTU, Mode: m.kind()}); err != nil {
 		return nil, fmt.Errorf("creating ipvlan for pod %s (needs CONFIG_IPVLAN): %w", name, err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/labtest/labrun"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -81,7 +82,7 @@ func TestSkippedInComparison(t *testing.T) {
 		t.Skip("this kernel has CONFIG_IPVLAN")
 	}
 	plan := plan.Plan{
-		Cases:     []plan.Case{{Network: "ipvlan", Placement: netmode.CrossHost}, {Network: "ipvlan-l3", Placement: netmode.SameHost}},
+		Cases:     []plan.Case{{Network: "ipvlan", Placement: ground.CrossHost}, {Network: "ipvlan-l3", Placement: ground.SameHost}},
 		Workloads: []string{"tcp_rr"},
 		Params:    workload.Params{Duration: 100 * time.Millisecond},
 		Agent:     []string{"/nonexistent"},

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -40,8 +41,8 @@ func (Mode) Summary() string {
 }
 
 // Placements implements netmode.Mode.
-func (Mode) Placements() []netmode.Placement {
-	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+func (Mode) Placements() []ground.Placement {
+	return []ground.Placement{ground.CrossHost, ground.SameHost}
 }
 
 // Options implements netmode.Mode: none of its own.
@@ -75,16 +76,11 @@ func (Mode) Setup(_ context.Context, l *lab.Lab) error {
 //	ip -n POD addr add IP/PODNETBITS dev eth0
 //	ip -n POD link set eth0 up
 func (Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
-	pod, err := l.NewPodNS(ctx, h, name)
+	pod, err := netmode.NewPod(ctx, l, h, name)
 	if err != nil {
 		return nil, err
 	}
-	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.PodIP(name)
-	if err != nil {
-		return nil, err
-	}
-	pod.IP, pod.Dev = ip, "eth0"
+	ip := pod.IP
 	if err := l.Apply(ctx, h.NetNS, iproute.Sublink{Kind: "macvlan", Parent: h.Dev, Name: "eth0", NetNS: pod.NetNS,
 		MTU: l.Cfg.MTU, Mode: "bridge"}); err != nil {
 		return nil, fmt.Errorf("creating macvlan for pod %s: %w", name, err)

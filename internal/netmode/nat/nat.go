@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"sync"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/bridge"
@@ -38,11 +39,11 @@ func (*Mode) Summary() string {
 }
 
 // Placements implements netmode.Mode.
-func (*Mode) Placements() []netmode.Placement { return []netmode.Placement{netmode.CrossHost} }
+func (*Mode) Placements() []ground.Placement { return []ground.Placement{ground.CrossHost} }
 
 // Refuse implements netmode.Refuser.
-func (*Mode) Refuse(p netmode.Placement) string {
-	if p == netmode.SameHost {
+func (*Mode) Refuse(p ground.Placement) string {
+	if p == ground.SameHost {
 		return "nat publishes ports to other hosts; pods on one host talk over the bridge: use --networks bridge for same-host"
 	}
 	return ""

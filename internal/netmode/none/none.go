@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/netmode/podnet"
@@ -24,10 +25,10 @@ func (Mode) Name() string { return "none" }
 func (Mode) Summary() string { return "loopback only (docker --net=none); same-pod tests only" }
 
 // Placements implements netmode.Mode.
-func (Mode) Placements() []netmode.Placement { return []netmode.Placement{netmode.SamePod} }
+func (Mode) Placements() []ground.Placement { return []ground.Placement{ground.SamePod} }
 
 // Refuse implements netmode.Refuser.
-func (Mode) Refuse(netmode.Placement) string {
+func (Mode) Refuse(ground.Placement) string {
 	return "none gives a pod loopback only, so no other pod can reach it; use --placement same-pod"
 }
 

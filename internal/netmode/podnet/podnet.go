@@ -72,16 +72,11 @@ func HostVeth(podName string) string { return "veth" + podName }
 //	ip -n H neigh add IP lladdr PODMAC dev BRIDGE nud permanent
 //	ip -n POD neigh add GW lladdr BRIDGEMAC dev eth0 nud permanent
 func AttachPod(ctx context.Context, l *lab.Lab, h *lab.Host, name, bridge string, mtu int) (*lab.Pod, error) {
-	pod, err := l.NewPodNS(ctx, h, name)
+	pod, err := netmode.NewPod(ctx, l, h, name)
 	if err != nil {
 		return nil, err
 	}
-	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.PodIP(name)
-	if err != nil {
-		return nil, err
-	}
-	pod.IP, pod.Dev = ip, "eth0"
+	ip := pod.IP
 	hv := HostVeth(name)
 	veth := iproute.Veth{Name: hv, MTU: mtu, Peer: "eth0", PeerNS: pod.NetNS}
 	static := l.Cfg.StaticNeighbours && bridge != ""

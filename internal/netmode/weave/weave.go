@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cnperf/cnperf/internal/ctrlplane"
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/lab"
 	"github.com/cnperf/cnperf/internal/lab/iproute"
 	"github.com/cnperf/cnperf/internal/netmode"
@@ -60,13 +61,13 @@ func (*Mode) Summary() string {
 }
 
 // Placements implements netmode.Mode.
-func (*Mode) Placements() []netmode.Placement {
-	return []netmode.Placement{netmode.CrossHost, netmode.SameHost}
+func (*Mode) Placements() []ground.Placement {
+	return []ground.Placement{ground.CrossHost, ground.SameHost}
 }
 
 // Refuse implements netmode.Refuser.
-func (*Mode) Refuse(p netmode.Placement) string {
-	if p == netmode.SamePod {
+func (*Mode) Refuse(p ground.Placement) string {
+	if p == ground.SamePod {
 		return "weave connects pods; containers in one pod share a namespace and never use it"
 	}
 	return ""
@@ -182,16 +183,11 @@ func (m *Mode) Setup(ctx context.Context, l *lab.Lab) error {
 // AddPod implements netmode.Mode: a veth into the weave bridge and an
 // address of the flat pod network.
 func (*Mode) AddPod(ctx context.Context, l *lab.Lab, h *lab.Host, name string) (*lab.Pod, error) {
-	pod, err := l.NewPodNS(ctx, h, name)
+	pod, err := netmode.NewPod(ctx, l, h, name)
 	if err != nil {
 		return nil, err
 	}
-	netmode.MarkPhase(ctx, netmode.PhaseNamespace)
-	ip, err := h.PodIP(name)
-	if err != nil {
-		return nil, err
-	}
-	pod.IP, pod.Dev = ip, "eth0"
+	ip := pod.IP
 	mtu := PodMTU(l)
 	hv := podnet.HostVeth(name)
 	if err := l.Apply(ctx, h.NetNS,

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cnperf/cnperf/internal/ground"
 	"github.com/cnperf/cnperf/internal/labtest/labrun"
-	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/result"
 	"github.com/cnperf/cnperf/internal/runner"
@@ -56,7 +56,7 @@ func TestDaemonFails(t *testing.T) {
 	labtest.NeedRoot(t)
 	tund.Binary = "/nonexistent/cnperf"
 	t.Cleanup(func() { tund.Binary = "" })
-	plan := labrun.Plan(t, []plan.Case{{Network: "weave", Placement: netmode.CrossHost}}, "tcp_rr")
+	plan := labrun.Plan(t, []plan.Case{{Network: "weave", Placement: ground.CrossHost}}, "tcp_rr")
 	err := runner.Execute(context.Background(), plan, &result.Run{Environment: result.CaptureHost()})
 	labtest.AssertClean(t, plan.Lab.ID)
 	if err == nil || !strings.Contains(err.Error(), "weave-h1 exited") {

@@ -21,7 +21,6 @@ import (
 	"github.com/cnperf/cnperf/internal/plan"
 	"github.com/cnperf/cnperf/internal/recommend"
 	"github.com/cnperf/cnperf/internal/result"
-	"github.com/cnperf/cnperf/internal/session"
 	"github.com/cnperf/cnperf/internal/suite"
 	"github.com/cnperf/cnperf/internal/svc"
 )
@@ -211,7 +210,7 @@ func (pr *Prepared) Describe(w io.Writer) {
 
 // Run prepares the measurement, says what it will measure on w and,
 // unless dryRun, has exec run the plan within MaxTime (exec's error
-// session.ErrTimeLimit: what was measured by then is ranked).
+// plan.ErrTimeLimit: what was measured by then is ranked).
 func Run(mp Measure, dryRun bool, w io.Writer, exec func(*plan.Plan) (*result.Run, string, error)) (*result.Run, string, error) {
 	pr, err := Prepare(mp)
 	if err != nil {
@@ -223,9 +222,9 @@ func Run(mp Measure, dryRun bool, w io.Writer, exec func(*plan.Plan) (*result.Ru
 	}
 	run, path, err := exec(pr.Plan)
 	switch {
-	case errors.Is(err, session.ErrTimeLimit) && run != nil && len(run.Results) > 0:
+	case errors.Is(err, plan.ErrTimeLimit) && run != nil && len(run.Results) > 0:
 		fmt.Fprintf(w, "\nstopped at --max-time %s with %d results (%s): ranking what was measured\n", mp.MaxTime, len(run.Results), path)
-	case errors.Is(err, session.ErrTimeLimit):
+	case errors.Is(err, plan.ErrTimeLimit):
 		return nil, "", fmt.Errorf("nothing was measured within --max-time %s; use a larger one", mp.MaxTime)
 	case err != nil:
 		return nil, "", err
