@@ -24,7 +24,7 @@ var layering = []struct {
 	packages []string
 	apart    bool
 }{
-	{"command", []string{"cmd/...", "internal/hostsnap/cmd/..."}, false},
+	{"command", []string{"cmd/...", "internal/hostsnap/cmd/...", "internal/testsum"}, false},
 	{"commands made of commands", []string{"internal/enginebench"}, false},
 	{"commands' bodies", []string{"internal/session", "internal/standalone", "internal/labhold",
 		"internal/labbench", "internal/plan/profile", "internal/catalog", "internal/kubelocal", "internal/bpfcost"}, true},
