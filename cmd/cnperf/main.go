@@ -15,6 +15,7 @@ import (
 	"github.com/cnperf/cnperf/internal/enginebench"
 	"github.com/cnperf/cnperf/internal/exitcode"
 	"github.com/cnperf/cnperf/internal/kubelocal"
+	"github.com/cnperf/cnperf/internal/labbench"
 	"github.com/cnperf/cnperf/internal/netmode"
 	"github.com/cnperf/cnperf/internal/suite"
 	"github.com/cnperf/cnperf/internal/svc"
@@ -47,7 +48,7 @@ func init() {
 		{Name: "compare", Args: "OLD.json NEW.json", Summary: "compare two results files: what changed, with intervals and verdicts", Long: compareLong, Run: cmdCompare},
 		loadCommand(),
 		{Name: "bench", Summary: "measure cnperf itself", Subs: []*cli.Command{
-			{Name: "lab", Summary: "build many pods, ping each, tear them down, timed", Run: cmdBenchLab},
+			labbench.Command(interruptible),
 			enginebench.Command(interruptible, version),
 			{Name: "bpf", Summary: "each eBPF program's runs and run time over an interval (what a datapath's programs cost)", Run: func(c *cli.Ctx) error { return bpfcost.Run(c, os.Stdout, interruptible) }}}},
 		agentimage.Command(interruptible),
