@@ -33,6 +33,18 @@ func Refresh(run *result.Run) {
 			stale = true
 		}
 	}
+	// a cluster's pod cell paired with a lab network that declares it
+	// replicates another pod network than the cluster ran (the pairing of
+	// files written before the declarations were heeded)
+	if sys := run.Environment.System(result.SystemPodNetwork); sys != "" {
+		for _, s := range run.Summaries {
+			if c := s.VsReplica; c != nil && s.Cell.Network == stats.PodNetwork {
+				if d := run.Environment.Replicas[result.ReplicaKey(result.ReplicaNetwork, c.Against.Network)]; d != "" && d != sys {
+					stale = true
+				}
+			}
+		}
+	}
 	if stale {
 		stats.Summarize(run, FiguresOf)
 	}

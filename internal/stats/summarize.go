@@ -143,6 +143,9 @@ func (c cells) serviceReplica(k result.CellKey, proxyLB string) (result.CellKey,
 		if o.Backend != "" || o.Workload != k.Workload || o.Placement != k.Placement || o.Services != k.Services || o.Step != k.Step {
 			continue
 		}
+		if d := c.declared[result.ReplicaKey(result.ReplicaNetwork, o.Network)]; c.podSystem != "" && d != "" && d != c.podSystem {
+			continue // the lab's network replicates another pod network than the cluster's
+		}
 		switch {
 		case k.LB == result.ReferenceLB && o.LB == result.ReferenceLB:
 		case k.LB == ClusterLB && o.LB != result.ReferenceLB && o.LB != ClusterLB && (proxyLB == "" || o.LB == proxyLB):
@@ -210,6 +213,11 @@ type cells struct {
 	results map[result.CellKey][]result.Result
 	// podReplica is the lab network replicating a cluster's pod network (PodReplica).
 	podReplica string
+	// podSystem is the real pod network the cluster ran, and declared what
+	// each of the lab's networks replicates: a lab network that declares
+	// another system is no replica of the cluster's pod network.
+	podSystem string
+	declared  map[string]string
 }
 
 func group(rs []result.Result) cells {
@@ -330,6 +338,8 @@ func SummarizeWith(run *result.Run, figures func(workload string) []result.Figur
 	slopes := speedSlopes(c, figures)
 	proxyLB := ProxyLB(run.Environment)
 	c.podReplica = PodReplica(run.Environment)
+	c.podSystem = run.Environment.System(result.SystemPodNetwork)
+	c.declared = run.Environment.Replicas
 	run.Summaries = nil
 	for _, k := range c.order {
 		ref, hasRef := Reference(k)
