@@ -55,7 +55,9 @@ $root || echo "test.sh: not root: the root integration and cluster tests and the
 export PATH=$PATH:/usr/local/go/bin
 begin=$(date +%s)
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/cnperf-test.XXXXXX")
+# not cnperf-*: the host snapshot watches /tmp/cnperf* for what the tests
+# leave, and this folder holds the snapshot itself
+work=$(mktemp -d "${TMPDIR:-/tmp}/testsh.XXXXXX")
 build_pid=
 cleanup() {
 	# the background builds have a process group of their own (set -m)

@@ -76,7 +76,7 @@ func Take() Snapshot {
 // left /tmp/cnperf-cluster-images*). /var/lib/containerd is Docker's.
 var FilePaths = []string{
 	"/var/lib/kubelet", "/var/lib/cni", "/var/lib/etcd", "/var/lib/calico", "/var/log/containers", "/var/log/pods",
-	"/etc/cni", "/etc/kubernetes", "/run/flannel", "/run/cnperf", "/tmp/cnperf*",
+	"/etc/cni", "/etc/kubernetes", "/run/flannel", "/run/cnperf", "/run/cnperf-cgroup2", "/run/cilium", "/tmp/cnperf*",
 }
 
 // Files lists what exists at each of paths (globs allowed), two levels
