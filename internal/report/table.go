@@ -572,19 +572,21 @@ func replicas(w io.Writer, run *result.Run) {
 		wl := s.Cell.Workload
 		if s.Cell.LB != "" { // a service cell: which proxy, which count, against which replica
 			wl += " lb=" + s.Cell.LB
-			if s.Cell.Step != "" {
-				wl += " " + s.Cell.Step
-			}
 			if c.Against.Network != s.Cell.Network || c.Against.LB != s.Cell.LB {
 				where = " (lab " + c.Against.Network + " lb=" + c.Against.LB + ")"
 			}
+		} else if c.Against.Network != s.Cell.Network { // a pod network against the lab's replica of it
+			where = " (lab " + c.Against.Network + ")"
+		}
+		if s.Cell.Step != "" { // the message size, the service count: two lines must not look alike
+			wl += " " + s.Cell.Step
 		}
 		lines = append(lines, fmt.Sprintf("%s:%s\t%s\t%s\t%s\t%s%s", s.Cell.Backend, s.Cell.Network, s.Cell.Placement, wl, label, ratio(*c), where))
 	}
 	if len(lines) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nreal / replica (the lab's same network, interleaved in this run; the geometric mean of the per-round ratios; marks as in the table):")
+	fmt.Fprintln(w, "\nreal / replica (the lab's same network, or the replica a line names; interleaved in this run; the geometric mean of the per-round ratios; marks as in the table):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, l := range lines {
 		fmt.Fprintln(tw, l)
