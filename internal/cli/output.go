@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cnperf/cnperf/internal/tmpdir"
 )
 
 // The output rule, for every path any command writes (results, HTML, CSV,
@@ -211,27 +213,8 @@ func WriteFile(flag, path string, write func(io.Writer) error) error {
 		}
 		return nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".cnperf-out-*.tmp")
-	if err != nil {
-		return fmt.Errorf("%s %s: %w; choose a file in a writable folder", flag, path, err)
-	}
-	tmp := f.Name()
-	werr := write(f)
-	if werr == nil {
-		werr = f.Sync() // the rename must not land before the data
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%s %s: %w", flag, path, werr)
+	if err := tmpdir.ReplaceFile(path, ".cnperf-out-*.tmp", write); err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, err)
 	}
 	return nil
 }

@@ -10,9 +10,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/cnperf/cnperf/internal/tmpdir"
 )
 
 // Schema is the value of the "schema" field; bump it on an incompatible change.
@@ -327,24 +328,12 @@ func (r *Run) WriteAtomic(path string) error {
 	if err != nil {
 		return fmt.Errorf("encoding results: %w", err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".cnperf-results-*.tmp")
+	err = tmpdir.ReplaceFile(path, ".cnperf-results-*.tmp", func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("writing results: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(append(b, '\n'))
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing results: %w", werr)
 	}
 	return nil
 }

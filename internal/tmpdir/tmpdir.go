@@ -91,3 +91,34 @@ func Clean(dir string, out io.Writer) error {
 	}
 	return first
 }
+
+// ReplaceFile writes path whole or not at all: write fills a temporary
+// file of pattern (os.CreateTemp) in path's folder, which is synced,
+// made 0644 and renamed over path; on any failure the temporary file is
+// removed and path is left as it was. The one way cnperf replaces a file
+// (results after every cell, every export).
+func ReplaceFile(path, pattern string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), pattern)
+	if err != nil {
+		return fmt.Errorf("%w; choose a file in a writable folder", err)
+	}
+	tmp := f.Name()
+	werr := write(f)
+	if werr == nil {
+		werr = f.Sync() // the rename must not land before the data
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return werr
+	}
+	return nil
+}
