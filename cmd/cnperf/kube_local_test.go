@@ -593,38 +593,7 @@ func tail(b []byte, n int) string {
 // environment naming Flannel, then down with nothing left. Root only,
 // with CNPERF_KUBE_LOCAL=1 and flanneld built (scripts/flannel-build.sh).
 func TestLocalKubernetesClusterFlannel(t *testing.T) {
-	if os.Getenv(KubeLocalEnv) != "1" {
-		t.Skipf("set %s=1 to bring up the local Kubernetes cluster", KubeLocalEnv)
-	}
-	testutil.NeedRoot(t, "the local cluster lives in network namespaces and cgroups")
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, script := range []string{"kube-build.sh", "flannel-build.sh"} {
-		out, err := exec.Command(filepath.Join(root, "scripts", script), "--missing").Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m := strings.TrimSpace(string(out)); m != "" {
-			t.Skipf("%s not built; run scripts/%s", m, script)
-		}
-	}
-	if _, err := os.Stat("/run/netns/cnperf-kube-sw"); err == nil {
-		t.Fatal("a local cluster is up already; `cnperf cluster down` first (only one runs at a time)")
-	}
-	bin := cnperf(t)
-	cluster := func(ctx context.Context, args ...string) *exec.Cmd {
-		cmd := exec.CommandContext(ctx, bin, append([]string{"cluster"}, args...)...)
-		cmd.Dir = root
-		return cmd
-	}
-	isDown := false
-	t.Cleanup(func() {
-		if !isDown {
-			_ = cluster(context.Background(), "down").Run()
-		}
-	})
+	bin, cluster, markDown := localCluster(t, t.Skipf, "kube-build.sh", "flannel-build.sh")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -665,7 +634,7 @@ func TestLocalKubernetesClusterFlannel(t *testing.T) {
 	if out, err := cluster(context.Background(), "down").CombinedOutput(); err != nil {
 		t.Fatalf("cnperf cluster down: %v\n%s", err, out)
 	}
-	isDown = true
+	markDown()
 	for _, left := range kubeLeftovers() {
 		t.Errorf("left after down: %s", left)
 	}
@@ -683,40 +652,9 @@ func TestLocalKubernetesClusterFlannel(t *testing.T) {
 // Root only, with CNPERF_KUBE_LOCAL=1 and Cilium built
 // (scripts/cilium-build.sh).
 func TestLocalKubernetesClusterCilium(t *testing.T) {
-	if os.Getenv(KubeLocalEnv) != "1" {
-		t.Skipf("set %s=1 to bring up the local Kubernetes cluster", KubeLocalEnv)
-	}
-	testutil.NeedRoot(t, "the local cluster lives in network namespaces and cgroups")
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, script := range []string{"kube-build.sh", "cilium-build.sh"} {
-		out, err := exec.Command(filepath.Join(root, "scripts", script), "--missing").Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m := strings.TrimSpace(string(out)); m != "" {
-			t.Fatalf("%s not built; run scripts/%s", m, script)
-		}
-	}
-	if _, err := os.Stat("/run/netns/cnperf-kube-sw"); err == nil {
-		t.Fatal("a local cluster is up already; `cnperf cluster down` first (only one runs at a time)")
-	}
+	bin, cluster, markDown := localCluster(t, t.Fatalf, "kube-build.sh", "cilium-build.sh")
 	_, runCiliumBefore := os.Stat("/run/cilium")
 	progsBefore := ciliumProgs(t)
-	bin := cnperf(t)
-	cluster := func(ctx context.Context, args ...string) *exec.Cmd {
-		cmd := exec.CommandContext(ctx, bin, append([]string{"cluster"}, args...)...)
-		cmd.Dir = root
-		return cmd
-	}
-	isDown := false
-	t.Cleanup(func() {
-		if !isDown {
-			_ = cluster(context.Background(), "down").Run()
-		}
-	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -781,7 +719,7 @@ func TestLocalKubernetesClusterCilium(t *testing.T) {
 	if out, err := cluster(context.Background(), "down").CombinedOutput(); err != nil {
 		t.Fatalf("cnperf cluster down: %v\n%s", err, out)
 	}
-	isDown = true
+	markDown()
 	for _, left := range kubeLeftovers() {
 		t.Errorf("left after down: %s", left)
 	}
@@ -814,4 +752,47 @@ func ciliumProgs(t *testing.T) []string {
 		}
 	}
 	return progs
+}
+
+// localCluster is the start of a test of the local cluster on a real CNI:
+// it needs CNPERF_KUBE_LOCAL=1, root, what scripts builds (notBuilt is
+// called, t.Skipf or t.Fatalf, when one is missing) and no cluster up. It
+// returns the cnperf binary, `cnperf cluster ARGS` run in the source tree
+// (the images are built from it), and markDown, which the test calls once
+// it has taken the cluster down itself; otherwise the test's cleanup does.
+func localCluster(t *testing.T, notBuilt func(format string, args ...any), scripts ...string) (string, func(context.Context, ...string) *exec.Cmd, func()) {
+	t.Helper()
+	if os.Getenv(KubeLocalEnv) != "1" {
+		t.Skipf("set %s=1 to bring up the local Kubernetes cluster", KubeLocalEnv)
+	}
+	testutil.NeedRoot(t, "the local cluster lives in network namespaces and cgroups")
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, script := range scripts {
+		out, err := exec.Command(filepath.Join(root, "scripts", script), "--missing").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := strings.TrimSpace(string(out)); m != "" {
+			notBuilt("%s not built; run scripts/%s", m, script)
+		}
+	}
+	if _, err := os.Stat("/run/netns/cnperf-kube-sw"); err == nil {
+		t.Fatal("a local cluster is up already; `cnperf cluster down` first (only one runs at a time)")
+	}
+	bin := cnperf(t)
+	cluster := func(ctx context.Context, args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, bin, append([]string{"cluster"}, args...)...)
+		cmd.Dir = root
+		return cmd
+	}
+	isDown := false
+	t.Cleanup(func() {
+		if !isDown {
+			_ = cluster(context.Background(), "down").Run()
+		}
+	})
+	return bin, cluster, func() { isDown = true }
 }
